@@ -1,0 +1,60 @@
+//go:build wasip1
+
+package guest
+
+import (
+	"unsafe"
+
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Guest memory ownership: buffers handed to the host through toolhost_alloc
+// stay referenced in inbox until the next toolhost_call returns, so the Go
+// GC cannot free them while the host writes into them. The response of the
+// last call (and the manifest) stay referenced until the next call, long
+// enough for the host to copy them out.
+var (
+	inbox    [][]byte
+	lastResp []byte
+)
+
+//go:wasmexport toolhost_abi_version
+func exportABIVersion() int32 { return abi.Version }
+
+//go:wasmexport toolhost_alloc
+func exportAlloc(size int32) int32 {
+	if size < 0 {
+		return 0
+	}
+	buf := make([]byte, max(size, 1))
+	inbox = append(inbox, buf)
+	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+}
+
+//go:wasmexport toolhost_describe
+func exportDescribe() int64 {
+	return pack(describe())
+}
+
+//go:wasmexport toolhost_call
+func exportCall(namePtr, nameLen, argsPtr, argsLen int32) int64 {
+	name := string(guestBytes(namePtr, nameLen))
+	args := append([]byte(nil), guestBytes(argsPtr, argsLen)...)
+	inbox = nil
+	lastResp = Dispatch(name, args)
+	return pack(lastResp)
+}
+
+func guestBytes(ptr, n int32) []byte {
+	if n <= 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(ptr))), n)
+}
+
+func pack(b []byte) int64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return int64(abi.Pack(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), uint32(len(b))))
+}

@@ -1,0 +1,67 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Response is the JSON document toolhost_call returns: exactly one of
+// Result and Error is set.
+type Response struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// Error is the error a guest reports for one call.
+type Error struct {
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
+	// RetryAfterMS, when > 0, is how long the guest asks the caller to wait
+	// before trying again (an upstream Retry-After). Only meaningful for
+	// KindTransient.
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return string(e.Kind) + ": " + e.Message
+}
+
+// ParseResponse decodes and checks a response: valid UTF-8, a single JSON
+// object with exactly one of "result" and "error" (a "result" of null counts
+// as present), and an error with a known kind. Other top-level keys are
+// ignored.
+func ParseResponse(b []byte) (Response, error) {
+	if !utf8.Valid(b) {
+		return Response{}, contractErrorf("response", "not valid UTF-8")
+	}
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return Response{}, contractErrorf("response", "not a JSON object")
+	}
+	if dec.More() {
+		return Response{}, contractErrorf("response", "trailing data after the JSON object")
+	}
+	result, hasResult := fields["result"]
+	rawErr, hasError := fields["error"]
+	switch {
+	case hasResult && hasError:
+		return Response{}, contractErrorf("response", `has both "result" and "error"`)
+	case hasResult:
+		return Response{Result: result}, nil
+	case !hasError:
+		return Response{}, contractErrorf("response", `has neither "result" nor "error"`)
+	}
+	var e Error
+	if err := json.Unmarshal(rawErr, &e); err != nil {
+		return Response{}, contractErrorf("response", "error is not an object with kind and message: %v", err)
+	}
+	if !e.Kind.Valid() {
+		return Response{}, contractErrorf("response", "error kind %q is not transient, schema or internal", e.Kind)
+	}
+	if e.RetryAfterMS < 0 {
+		return Response{}, contractErrorf("response", "retry_after_ms is negative")
+	}
+	return Response{Error: &e}, nil
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/host"
+)
+
+func newInspectCmd() *cobra.Command {
+	var cacheDir string
+	cmd := &cobra.Command{
+		Use:   "inspect FILE.wasm",
+		Short: "Check a module against the guest ABI and print its manifest",
+		Long: `inspect compiles a module, checks its imports and exports against guest ABI v1,
+runs toolhost_describe in a sandbox, and prints the resolved manifest. When the
+module is not a valid tool it says exactly what is wrong and exits 1.`,
+		Example: `  toolhost inspect plugins/text.wasm`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))})
+			if err != nil {
+				return err
+			}
+			defer rt.Close(context.Background())
+			m, err := rt.LoadFile(ctx, args[0])
+			if err != nil {
+				cmd.PrintErrln("invalid module:", err)
+				return &exitError{code: 1}
+			}
+			out := struct {
+				Path   string `json:"path"`
+				SHA256 string `json:"sha256"`
+				ABI    int    `json:"abi"`
+				Tools  any    `json:"tools"`
+			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		},
+	}
+	cmd.Flags().StringVar(&cacheDir, "cache-dir", "", `compilation cache folder ("off" disables)`)
+	return cmd
+}

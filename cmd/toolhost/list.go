@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/transport"
+)
+
+// listedTool is one row of `toolhost list --json`.
+type listedTool struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Idempotent  bool   `json:"idempotent"`
+	ReadOnly    bool   `json:"read_only"`
+	TimeoutMS   any    `json:"timeout_ms,omitempty"`
+	Module      any    `json:"module,omitempty"`
+}
+
+func newListCmd() *cobra.Command {
+	var server string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the tools of a running server",
+		Example: `  toolhost list
+  toolhost list --json | jq '.[].name'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cs, err := connect(cmd.Context(), server)
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			var rows []listedTool
+			for t, err := range cs.Tools(cmd.Context(), nil) {
+				if err != nil {
+					return err
+				}
+				row := listedTool{Name: t.Name, Title: t.Title, Description: t.Description,
+					TimeoutMS: t.Meta[transport.MetaToolTimeoutMS], Module: t.Meta[transport.MetaToolModule]}
+				if t.Annotations != nil {
+					row.Idempotent, row.ReadOnly = t.Annotations.IdempotentHint, t.Annotations.ReadOnlyHint
+				}
+				rows = append(rows, row)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if rows == nil {
+					rows = []listedTool{}
+				}
+				return enc.Encode(rows)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tTITLE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%v\t%v\t%vms\t%s\n", r.Name, r.Idempotent, r.ReadOnly, r.TimeoutMS, r.Title)
+			}
+			return tw.Flush()
+		},
+	}
+	addServerFlag(cmd, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/transport"
+)
+
+type serveFlags struct {
+	plugins  string
+	addr     string
+	stdio    bool
+	cacheDir string
+	grace    time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the tools in the plugins folder over MCP",
+		Long: `serve loads every .wasm module in the plugins folder and serves its tools over
+MCP: Streamable HTTP at http://ADDR/mcp, or stdin/stdout with --stdio. Logs go
+to stderr. On SIGINT or SIGTERM it stops accepting work and lets calls in
+flight finish, up to --grace.`,
+		Example: `  toolhost serve
+  toolhost serve --plugins ./plugins --addr 127.0.0.1:7331
+  toolhost serve --stdio          # for Claude Desktop or the MCP Inspector`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd, f)
+		},
+	}
+	cmd.Flags().StringVar(&f.plugins, "plugins", "./plugins", "folder of .wasm tool modules")
+	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:7331", "HTTP listen address (Streamable HTTP at /mcp)")
+	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout instead of HTTP")
+	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", `compilation cache folder (default <user cache dir>/toolhost/wazero; "off" disables)`)
+	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f serveFlags) error {
+	ctx := cmd.Context()
+	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.Background())
+	loaded, err := loader.Load(ctx, rt, f.plugins, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	logger.Info("tools loaded", "tools", len(loaded.Registry.List()), "modules", len(loaded.Modules), "skipped", len(loaded.Errors))
+	d := dispatcher.New(loaded.Registry, dispatcher.Config{Logger: logger})
+	srv := transport.New(d, loaded.Registry, transport.Options{Version: version, Logger: logger})
+	if f.stdio {
+		return serveStdio(ctx, srv, f.grace, logger)
+	}
+	return serveHTTP(ctx, srv, f, logger)
+}
+
+// serveStdio runs until the client hangs up or a signal arrives; on a signal
+// it drains calls in flight before closing the connection.
+func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration, logger *slog.Logger) error {
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(runCtx) }()
+	select {
+	case err := <-done:
+		return ignoreClosed(err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", grace)
+	drainCtx, cancelDrain := context.WithTimeout(context.Background(), grace)
+	defer cancelDrain()
+	if err := srv.Drain(drainCtx); err != nil {
+		logger.Warn("calls still in flight at the end of the grace period", "err", err)
+	}
+	cancel()
+	return ignoreClosed(<-done)
+}
+
+func serveHTTP(ctx context.Context, srv *transport.Server, f serveFlags, logger *slog.Logger) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler())
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", f.addr, err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", f.grace)
+	graceCtx, cancel := context.WithTimeout(context.Background(), f.grace)
+	defer cancel()
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- hs.Shutdown(graceCtx) }() // stops accepting now
+	if err := srv.Drain(graceCtx); err != nil {
+		logger.Warn("calls still in flight at the end of the grace period", "err", err)
+	}
+	if err := <-shutdown; err != nil {
+		_ = hs.Close()
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func ignoreClosed(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,103 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/tetratelabs/wazero/sys"
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Call runs tool with args in a fresh instance and returns its result JSON.
+// lim overrides the runtime's limits field by field.
+//
+// The error is one of:
+//   - *abi.Error: the guest reported an error (its kind is the guest's);
+//   - an error wrapping ctx's error when ctx ended first (the instance is
+//     stopped: WithCloseOnContextDone for code, sleeper for sleeps);
+//   - *Fault: the guest trapped, exited, or broke the ABI.
+//
+// Call never panics on guest behaviour.
+func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
+	lim = lim.withDefaults(m.rt.cfg.Limits)
+	out := &capWriter{limit: lim.LogBytes}
+	defer m.logOutput(tool, out)
+
+	inst, err := m.instantiate(ctx, lim, out)
+	if err != nil {
+		return nil, m.fault(ctx, tool, "instantiating", err)
+	}
+	defer inst.close()
+
+	alloc := inst.mod.ExportedFunction(abi.ExportAlloc)
+	namePtr, err := inst.write(ctx, alloc, []byte(tool))
+	if err != nil {
+		return nil, m.fault(ctx, tool, "passing the tool name", err)
+	}
+	argsPtr, err := inst.write(ctx, alloc, args)
+	if err != nil {
+		return nil, m.fault(ctx, tool, "passing the arguments", err)
+	}
+	res, err := inst.mod.ExportedFunction(abi.ExportCall).Call(ctx,
+		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
+	if err != nil {
+		return nil, m.fault(ctx, tool, abi.ExportCall, err)
+	}
+	b, err := inst.read(res[0], lim.OutputBytes)
+	if err != nil {
+		return nil, &Fault{Module: m.Path, Tool: tool, Reason: "toolhost_call " + err.Error()}
+	}
+	resp, err := abi.ParseResponse(b)
+	if err != nil {
+		return nil, &Fault{Module: m.Path, Tool: tool, Reason: err.Error(), Err: err}
+	}
+	if resp.Error != nil {
+		return nil, resp.Error
+	}
+	return resp.Result, nil
+}
+
+// fault classifies a failed guest call: the context's end when that is what
+// stopped it, otherwise a Fault saying what the guest did.
+func (m *Module) fault(ctx context.Context, tool, during string, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("tool %s stopped: %w", tool, context.Cause(ctx))
+	}
+	reason := fmt.Sprintf("%s: %v", during, err)
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		reason = fmt.Sprintf("%s: guest exited with code %d", during, exit.ExitCode())
+	}
+	return &Fault{Module: m.Path, Tool: tool, Reason: reason, Err: err}
+}
+
+func (m *Module) logOutput(tool string, out *capWriter) {
+	if len(out.buf) == 0 && out.dropped == 0 {
+		return
+	}
+	m.rt.logger.Info("guest output", slog.String("module", m.Path), slog.String("tool", tool),
+		slog.String("output", string(out.buf)), slog.Int("dropped_bytes", out.dropped))
+}
+
+// capWriter keeps the first limit bytes written to it and counts the rest.
+// Guest stdout and stderr share one, so a chatty guest costs the host at
+// most limit bytes per call.
+type capWriter struct {
+	limit   int
+	buf     []byte
+	dropped int
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	room := w.limit - len(w.buf)
+	if room >= len(p) {
+		w.buf = append(w.buf, p...)
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p[:max(room, 0)]...)
+	w.dropped += len(p) - max(room, 0)
+	return len(p), nil
+}

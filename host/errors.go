@@ -1,0 +1,37 @@
+package host
+
+import "fmt"
+
+// LoadError says why a module file was not loaded. The other modules in the
+// folder still load.
+type LoadError struct {
+	// Path is the module file.
+	Path string
+	// Reason says what is wrong, specifically enough to fix it.
+	Reason string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *LoadError) Error() string {
+	return e.Path + ": " + e.Reason
+}
+
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Fault is a call that failed because the guest broke the ABI or crashed:
+// a trap, an exit, an out-of-bounds pointer, invalid JSON, an oversized
+// response. The caller treats it as an internal error; the host keeps
+// serving.
+type Fault struct {
+	Module string
+	Tool   string
+	Reason string
+	Err    error
+}
+
+func (e *Fault) Error() string {
+	return fmt.Sprintf("tool %s (%s): %s", e.Tool, e.Module, e.Reason)
+}
+
+func (e *Fault) Unwrap() error { return e.Err }

@@ -1,0 +1,136 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+	"github.com/toolhost/toolhost/abi"
+)
+
+// instance is one live guest: created for a single call and closed after.
+type instance struct {
+	mod api.Module
+}
+
+// baseConfig is the sandbox every instance gets: no arguments, no
+// environment, no preopened directories (wazero grants none unless asked),
+// empty stdin, real clocks and crypto randomness. Sleep and output are
+// per call, added in instantiate.
+var baseConfig = wazero.NewModuleConfig().
+	WithName("").
+	WithStartFunctions(abi.ExportInitialize).
+	WithSysWalltime().
+	WithSysNanotime().
+	WithRandSource(rand.Reader)
+
+// instantiate makes a fresh instance whose memory is capped at
+// lim.MemoryBytes and whose sleeps end when ctx does.
+func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*instance, error) {
+	if m.minBytes > lim.MemoryBytes {
+		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
+	}
+	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
+	actx := experimental.WithMemoryAllocator(ctx, memoryCap(lim.MemoryBytes))
+	mod, err := m.rt.rt.InstantiateModule(actx, m.compiled, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{mod: mod}, nil
+}
+
+func (i *instance) close() {
+	// A fresh context: the call's may be done, and closing must still free
+	// the instance.
+	_ = i.mod.Close(context.Background())
+}
+
+// read copies the bytes a packed (ptr<<32 | len) result points at, refusing
+// more than limit bytes or a range outside guest memory.
+func (i *instance) read(packed uint64, limit uint32) ([]byte, error) {
+	ptr, n := abi.Unpack(packed)
+	if n > limit {
+		return nil, fmt.Errorf("returned %d bytes, over the %d-byte output cap", n, limit)
+	}
+	b, ok := i.mod.Memory().Read(ptr, n)
+	if !ok {
+		return nil, fmt.Errorf("returned ptr=%d len=%d, outside its %d-byte memory", ptr, n, i.mod.Memory().Size())
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// write asks the guest for len(b) bytes with toolhost_alloc and copies b in.
+func (i *instance) write(ctx context.Context, alloc api.Function, b []byte) (uint32, error) {
+	res, err := alloc.Call(ctx, uint64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	ptr := uint32(res[0])
+	if !i.mod.Memory().Write(ptr, b) {
+		return 0, fmt.Errorf("toolhost_alloc(%d) returned %d, outside its %d-byte memory", len(b), ptr, i.mod.Memory().Size())
+	}
+	return ptr, nil
+}
+
+// sleeper is the guest's nanosleep (and so poll_oneoff's clock wait): a real
+// sleep that ends early when the call's context ends, so a guest blocked in
+// time.Sleep cannot hold its caller past the deadline. wazero's default
+// returns at once, which would turn every sleep into a busy loop.
+func sleeper(ctx context.Context) sys.Nanosleep {
+	return func(ns int64) {
+		if ns <= 0 {
+			return
+		}
+		t := time.NewTimer(time.Duration(ns))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// memoryCap returns an allocator that refuses to grow linear memory past
+// limit, so memory.grow returns -1 in the guest instead of the host
+// allocating without bound.
+func memoryCap(limit uint64) experimental.MemoryAllocator {
+	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
+		return &cappedMemory{buf: make([]byte, 0, min(max(capHint, 16<<20), limit)), limit: min(maxBytes, limit)}
+	})
+}
+
+type cappedMemory struct {
+	buf   []byte
+	limit uint64
+}
+
+func (c *cappedMemory) Reallocate(size uint64) []byte {
+	if size > c.limit {
+		return nil
+	}
+	if size <= uint64(cap(c.buf)) {
+		// Fresh capacity is zeroed by make and memory never shrinks, so
+		// the bytes exposed here have never been written.
+		c.buf = c.buf[:size]
+		return c.buf
+	}
+	// Grow geometrically: a Go guest grows its heap a few pages at a time
+	// and each reallocation copies.
+	next := make([]byte, size, min(max(size, 2*uint64(cap(c.buf))), c.limit))
+	copy(next, c.buf)
+	c.buf = next
+	return next
+}
+
+func (c *cappedMemory) Free() { c.buf = nil }
+
+// discard is an io.Writer that drops everything (describe's guest output).
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

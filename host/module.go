@@ -1,0 +1,173 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Module is a compiled, checked tool module and its manifest. It is
+// immutable after Load and safe for concurrent use: every call gets its own
+// instance.
+type Module struct {
+	// Path is the file the module came from.
+	Path string
+	// SHA256 is the hex digest of the module's bytes: its identity.
+	SHA256 string
+	// Manifest is what toolhost_describe returned.
+	Manifest *abi.Manifest
+	// Tools are the manifest's tools with defaults resolved.
+	Tools []abi.Tool
+
+	rt       *Runtime
+	compiled wazero.CompiledModule
+	minBytes uint64
+}
+
+// wantExports lists the functions the ABI requires, with their signatures.
+var wantExports = []struct {
+	name            string
+	params, results []api.ValueType
+}{
+	{abi.ExportABIVersion, nil, []api.ValueType{api.ValueTypeI32}},
+	{abi.ExportAlloc, []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}},
+	{abi.ExportDescribe, nil, []api.ValueType{api.ValueTypeI64}},
+	{abi.ExportCall, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
+}
+
+// providedImports are the import modules the host satisfies.
+var providedImports = []string{"wasi_snapshot_preview1"}
+
+// LoadFile reads and loads one module file. See Load.
+func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: "cannot read: " + err.Error(), Err: err}
+	}
+	return r.Load(ctx, path, wasm)
+}
+
+// Load compiles wasm (or takes it from the cache), checks its imports and
+// exports against the ABI, and runs toolhost_describe in a fresh instance
+// bounded by Config.DescribeTimeout. Every failure is a *LoadError naming
+// path.
+func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
+	fail := func(err error, format string, args ...any) (*Module, error) {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
+	}
+	compiled, err := r.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return fail(err, "not a valid WebAssembly module: %v", err)
+	}
+	sum := sha256.Sum256(wasm)
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
+	if reason := checkShape(compiled); reason != "" {
+		_ = compiled.Close(ctx)
+		return fail(nil, "%s", reason)
+	}
+	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
+	if m.minBytes > r.cfg.Limits.MemoryBytes {
+		_ = compiled.Close(ctx)
+		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
+	}
+	manifest, err := m.describe(ctx)
+	if err != nil {
+		_ = compiled.Close(ctx)
+		return fail(err, "%v", err)
+	}
+	m.Manifest = manifest
+	m.Tools = manifest.Resolve()
+	return m, nil
+}
+
+// checkShape returns why the module's imports or exports break the ABI, or
+// "" when they are fine.
+func checkShape(c wazero.CompiledModule) string {
+	for _, imp := range c.ImportedFunctions() {
+		mod, name, _ := imp.Import()
+		if !slices.Contains(providedImports, mod) {
+			return fmt.Sprintf("imports %s.%s, which the host does not provide (it provides %s)",
+				mod, name, strings.Join(providedImports, ", "))
+		}
+	}
+	if len(c.ImportedMemories()) > 0 {
+		return "imports a memory; a tool module must define and export its own"
+	}
+	if _, ok := c.ExportedMemories()[abi.ExportMemory]; !ok {
+		return `does not export its memory as "memory"`
+	}
+	fns := c.ExportedFunctions()
+	for _, want := range wantExports {
+		def, ok := fns[want.name]
+		if !ok {
+			return fmt.Sprintf("missing export %s (is this a toolhost ABI v%d module built as a reactor?)", want.name, abi.Version)
+		}
+		if !slices.Equal(def.ParamTypes(), want.params) || !slices.Equal(def.ResultTypes(), want.results) {
+			return fmt.Sprintf("export %s has signature %s, want %s", want.name,
+				signature(def.ParamTypes(), def.ResultTypes()), signature(want.params, want.results))
+		}
+	}
+	if def, ok := fns[abi.ExportInitialize]; ok && (len(def.ParamTypes()) > 0 || len(def.ResultTypes()) > 0) {
+		return "export _initialize must take and return nothing"
+	}
+	return ""
+}
+
+func signature(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	return "(" + names(params) + ") -> (" + names(results) + ")"
+}
+
+// describe checks the ABI version and reads the manifest.
+func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
+	defer cancel()
+	inst, err := m.instantiate(ctx, m.rt.cfg.Limits, discard{})
+	if err != nil {
+		return nil, m.loadFault(ctx, "_initialize", err)
+	}
+	defer inst.close()
+	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
+	if err != nil {
+		return nil, m.loadFault(ctx, abi.ExportABIVersion, err)
+	}
+	if v := int32(res[0]); v != abi.Version {
+		return nil, fmt.Errorf("ABI version %d, this host speaks version %d", v, abi.Version)
+	}
+	res, err = inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
+	if err != nil {
+		return nil, m.loadFault(ctx, abi.ExportDescribe, err)
+	}
+	b, err := inst.read(res[0], m.rt.cfg.Limits.OutputBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abi.ExportDescribe, err)
+	}
+	return abi.ParseManifest(b)
+}
+
+func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s did not return within %v", fn, m.rt.cfg.DescribeTimeout)
+	}
+	return fmt.Errorf("%s failed: %w", fn, err)
+}
+
+// Close releases the compiled code. Calls in flight may fail.
+func (m *Module) Close(ctx context.Context) error {
+	return m.compiled.Close(ctx)
+}
+

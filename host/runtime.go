@@ -1,0 +1,111 @@
+// Package host runs tool modules under wazero. It knows WebAssembly, not
+// policy: it compiles modules once, checks them against the guest ABI,
+// reads their manifests, and runs one call in a fresh, sandboxed instance.
+// Timeouts, retries and idempotency belong to the dispatcher.
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Defaults for Config fields left at zero.
+const (
+	DefaultMemoryLimit = 64 << 20 // bytes of linear memory per instance
+	DefaultOutputLimit = 1 << 20  // bytes of response JSON per call
+	DefaultLogLimit    = 64 << 10 // bytes of guest stdout+stderr kept per call
+	DefaultDescribeTimeout = 5 * time.Second // toolhost_describe and _initialize at load
+)
+
+// Config configures a Runtime. The zero value is usable: every field
+// documents its default.
+type Config struct {
+	// CacheDir holds wazero's compilation cache so a restart skips
+	// compiling. Empty means <user cache dir>/toolhost/wazero; "off"
+	// disables the file cache (compiled code is still shared in memory).
+	CacheDir string
+	// Limits applies to every call unless a tool overrides it.
+	Limits Limits
+	// DescribeTimeout bounds toolhost_describe (and _initialize) at load;
+	// 0 means 5 s.
+	DescribeTimeout time.Duration
+	// Logger receives guest output and load progress; nil means slog.Default.
+	Logger *slog.Logger
+}
+
+// Runtime is one wazero runtime shared by every module. It is safe for
+// concurrent use.
+type Runtime struct {
+	rt     wazero.Runtime
+	cache  wazero.CompilationCache
+	cfg    Config
+	logger *slog.Logger
+}
+
+// New creates the runtime: wazero's optimizing compiler, the file
+// compilation cache, WithCloseOnContextDone always on (a call's deadline
+// stops guest code even in a hot loop), and WASI preview 1 instantiated
+// once for every module to import.
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg.Limits = cfg.Limits.withDefaults(Limits{})
+	if cfg.DescribeTimeout <= 0 {
+		cfg.DescribeTimeout = DefaultDescribeTimeout
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
+	cache, err := openCache(cfg.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	if cache != nil {
+		rc = rc.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("host: instantiating WASI: %w", err)
+	}
+	return &Runtime{rt: rt, cache: cache, cfg: cfg, logger: logger}, nil
+}
+
+func openCache(dir string) (wazero.CompilationCache, error) {
+	switch dir {
+	case "off":
+		return nil, nil
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			// No home to cache into (a bare container): run uncached
+			// rather than refuse to start.
+			return nil, nil
+		}
+		dir = filepath.Join(base, "toolhost", "wazero")
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("host: compilation cache %s: %w", dir, err)
+	}
+	return cache, nil
+}
+
+// Close releases every compiled module and the cache handle. Calls in flight
+// fail.
+func (r *Runtime) Close(ctx context.Context) error {
+	err := r.rt.Close(ctx)
+	if r.cache != nil {
+		if cerr := r.cache.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

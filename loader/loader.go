@@ -1,0 +1,101 @@
+// Package loader turns a plugins folder into a tool registry: it loads the
+// modules through host/ and binds each manifest tool to a registry record
+// whose handler runs the tool in a fresh instance.
+package loader
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/registry"
+)
+
+// Result is a loaded plugins folder.
+type Result struct {
+	// Registry serves the tools of every module that loaded.
+	Registry *registry.Registry
+	// Modules are the loaded modules; close them when the registry is no
+	// longer used.
+	Modules []*host.Module
+	// Errors are the files that did not load, each with its reason.
+	Errors []*host.LoadError
+}
+
+// Load loads every module in dir, writing a progress line per file to
+// progress, and builds the registry. A module whose tools the registry
+// refuses (an input schema that does not compile) is skipped as a load error
+// like any other; the rest still serve.
+func Load(ctx context.Context, rt *host.Runtime, dir string, progress io.Writer) (*Result, error) {
+	mods, errs, err := rt.LoadDir(ctx, dir, progress)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Errors: errs}
+	var tools []*registry.Tool
+	for _, m := range mods {
+		recs, err := records(m)
+		if err != nil {
+			_ = m.Close(ctx)
+			le := &host.LoadError{Path: m.Path, Reason: err.Error(), Err: err}
+			res.Errors = append(res.Errors, le)
+			if progress != nil {
+				fmt.Fprintf(progress, "toolhost: skip %s: %s\n", m.Path, le.Reason)
+			}
+			continue
+		}
+		res.Modules = append(res.Modules, m)
+		tools = append(tools, recs...)
+	}
+	res.Registry, err = registry.New(tools)
+	if err != nil {
+		return nil, err // cannot happen: records compiled and names checked above
+	}
+	return res, nil
+}
+
+// records builds the module's registry records, checking each schema
+// compiles so one bad schema skips its module rather than the folder.
+func records(m *host.Module) ([]*registry.Tool, error) {
+	recs := make([]*registry.Tool, 0, len(m.Tools))
+	for _, t := range m.Tools {
+		rec := Record(m, t, host.Limits{})
+		if _, err := registry.New([]*registry.Tool{rec}); err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	return recs, nil
+}
+
+// Record binds one of m's tools, with limits, into a registry record.
+func Record(m *host.Module, t abi.Tool, lim host.Limits) *registry.Tool {
+	return &registry.Tool{
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		InputSchema:  t.InputSchema,
+		OutputSchema: t.OutputSchema,
+		Timeout:      time.Duration(t.TimeoutMS) * time.Millisecond,
+		Idempotent:   t.Idempotent,
+		ReadOnly:     t.ReadOnly,
+		MemoryBytes:  lim.MemoryBytes,
+		OutputBytes:  lim.OutputBytes,
+		Module:       registry.Module{Path: m.Path, SHA256: m.SHA256},
+		Handler:      &boundTool{mod: m, name: t.Name, lim: lim},
+	}
+}
+
+type boundTool struct {
+	mod  *host.Module
+	name string
+	lim  host.Limits
+}
+
+func (b *boundTool) Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	return b.mod.Call(ctx, b.name, args, b.lim)
+}

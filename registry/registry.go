@@ -1,0 +1,106 @@
+// Package registry holds the tool records: what each tool is, the flags and
+// limits in force for it, its compiled input schema, and the handler that
+// runs it. It knows tools, not time: timeouts are numbers here and policy in
+// the dispatcher.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Handler runs one call of a tool. Implementations must honour ctx and be
+// safe for concurrent use.
+type Handler interface {
+	Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	return f(ctx, args)
+}
+
+// Tool is one tool's record. Build it, then hand it to New; after that it is
+// read-only and safe to share.
+type Tool struct {
+	Name         string
+	Title        string
+	Description  string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	// Timeout is the per-attempt timeout.
+	Timeout time.Duration
+	// Idempotent: calling twice has the effect of calling once, so a timed
+	// out attempt may be retried.
+	Idempotent bool
+	// ReadOnly: the tool changes nothing outside itself.
+	ReadOnly bool
+	// MemoryBytes and OutputBytes are the limits in force (for display;
+	// Handler enforces them).
+	MemoryBytes uint64
+	OutputBytes uint32
+	// Module names what serves the tool: a module file and its sha256.
+	Module Module
+	// Handler runs the tool.
+	Handler Handler
+
+	input *jsonschema.Schema
+}
+
+// Module identifies the code that serves a tool.
+type Module struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Registry maps names to tools. It is immutable and safe for concurrent use;
+// a reload builds a new Registry.
+type Registry struct {
+	byName map[string]*Tool
+	sorted []*Tool
+}
+
+// New compiles every tool's input schema and indexes the tools by name. It
+// fails on a duplicate name or a schema that does not compile, naming the
+// tool.
+func New(tools []*Tool) (*Registry, error) {
+	r := &Registry{byName: make(map[string]*Tool, len(tools))}
+	for _, t := range tools {
+		if _, dup := r.byName[t.Name]; dup {
+			return nil, fmt.Errorf("registry: tool %q registered twice", t.Name)
+		}
+		if t.Handler == nil {
+			return nil, fmt.Errorf("registry: tool %q has no handler", t.Name)
+		}
+		sch, err := compileSchema(t.Name, t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		t.input = sch
+		r.byName[t.Name] = t
+		r.sorted = append(r.sorted, t)
+	}
+	slices.SortFunc(r.sorted, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
+	return r, nil
+}
+
+// Lookup returns the tool called name.
+func (r *Registry) Lookup(name string) (*Tool, bool) {
+	t, ok := r.byName[name]
+	return t, ok
+}
+
+// List returns every tool, sorted by name. The slice is shared: do not
+// modify it.
+func (r *Registry) List() []*Tool {
+	return r.sorted
+}

@@ -1,0 +1,116 @@
+package registry
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// SchemaError is arguments that do not match a tool's input schema.
+type SchemaError struct {
+	Tool string
+	// Path is the JSON Pointer of the first failing value ("" for the
+	// arguments object itself).
+	Path string
+	// Reason says what is wrong there.
+	Reason string
+}
+
+func (e *SchemaError) Error() string {
+	where := e.Path
+	if where == "" {
+		where = "/"
+	}
+	return fmt.Sprintf("arguments for %s do not match its input schema: at %s: %s", e.Tool, where, e.Reason)
+}
+
+// noLoader refuses every external $ref: a manifest must not make the host
+// read files or reach the network.
+type noLoader struct{}
+
+func (noLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("external schema references are not allowed (%s)", u)
+}
+
+func compileSchema(tool string, raw []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("registry: tool %q: input schema is not JSON: %w", tool, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	loc := "toolhost:///tools/" + url.PathEscape(tool) + "/input"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, fmt.Errorf("registry: tool %q: input schema: %w", tool, err)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("registry: tool %q: input schema does not compile: %w", tool, err)
+	}
+	return sch, nil
+}
+
+var printer = message.NewPrinter(language.English)
+
+// Validate checks args against the tool's input schema. Empty args count as
+// {}. The error is a *SchemaError naming the deepest failing path.
+func (t *Tool) Validate(args []byte) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}
+	}
+	err = t.input.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return &SchemaError{Tool: t.Name, Reason: err.Error()}
+	}
+	leaf := deepest(ve)
+	return &SchemaError{Tool: t.Name, Path: pointer(leaf.InstanceLocation), Reason: leaf.ErrorKind.LocalizedString(printer)}
+}
+
+// deepest follows the causes to the most specific failure: the first leaf
+// with the longest instance path, so the message points where the fix goes.
+func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	best := e
+	var walk func(*jsonschema.ValidationError)
+	walk = func(v *jsonschema.ValidationError) {
+		if len(v.Causes) == 0 {
+			if len(v.InstanceLocation) > len(best.InstanceLocation) || best == e {
+				best = v
+			}
+			return
+		}
+		causes := append([]*jsonschema.ValidationError(nil), v.Causes...)
+		sort.SliceStable(causes, func(i, j int) bool {
+			return strings.Join(causes[i].InstanceLocation, "/") < strings.Join(causes[j].InstanceLocation, "/")
+		})
+		for _, c := range causes {
+			walk(c)
+		}
+	}
+	walk(e)
+	return best
+}
+
+// pointer renders an instance location as an RFC 6901 JSON Pointer.
+func pointer(tokens []string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		sb.WriteByte('/')
+		sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return sb.String()
+}

@@ -1,0 +1,80 @@
+package transport
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/toolhost/toolhost/dispatcher"
+)
+
+// The _meta keys of the wire contract.
+const (
+	MetaIdempotencyKey = "toolhost/idempotency_key"
+	MetaTimeoutMS      = "toolhost/timeout_ms"
+	MetaBudget         = "toolhost/budget"
+	MetaPriority       = "toolhost/priority"
+	// MetaError carries the DispatchError envelope on a failed result.
+	MetaError = "toolhost/error"
+	// MetaToolTimeoutMS and MetaToolModule are set on each listed tool:
+	// its per-attempt timeout and the module (path, sha256) serving it.
+	MetaToolTimeoutMS = "toolhost/timeout_ms"
+	MetaToolModule    = "toolhost/module"
+)
+
+// MaxIdempotencyKeyLen is the longest idempotency key accepted.
+const MaxIdempotencyKeyLen = 255
+
+// parseOptions reads the dispatch options from a tools/call _meta. A value
+// of the wrong type or out of range is an error naming the key: the call is
+// refused rather than run with an option silently dropped.
+func parseOptions(meta map[string]any) (dispatcher.Options, error) {
+	var o dispatcher.Options
+	if v, ok := meta[MetaIdempotencyKey]; ok {
+		s, ok := v.(string)
+		if !ok || s == "" || len(s) > MaxIdempotencyKeyLen {
+			return o, fmt.Errorf("_meta %q must be a non-empty string of at most %d bytes", MetaIdempotencyKey, MaxIdempotencyKeyLen)
+		}
+		o.IdempotencyKey = s
+	}
+	if v, ok := meta[MetaTimeoutMS]; ok {
+		n, ok := integer(v)
+		if !ok || n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
+			return o, fmt.Errorf("_meta %q must be an integer > 0 (milliseconds)", MetaTimeoutMS)
+		}
+		o.Timeout = time.Duration(n) * time.Millisecond
+	}
+	if v, ok := meta[MetaBudget]; ok {
+		n, ok := integer(v)
+		if !ok || n < 0 || n > math.MaxInt32 {
+			return o, fmt.Errorf("_meta %q must be an integer >= 0 (attempts you can afford)", MetaBudget)
+		}
+		b := int(n)
+		o.Budget = &b
+	}
+	if v, ok := meta[MetaPriority]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return o, fmt.Errorf("_meta %q must be a string", MetaPriority)
+		}
+		o.Priority = s
+	}
+	return o, nil
+}
+
+// integer accepts a JSON number that is a whole number. JSON decoding gives
+// float64; an exact integral float is fine, 1.5 is not.
+func integer(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		if n != math.Trunc(n) || math.Abs(n) > 1<<53 {
+			return 0, false
+		}
+		return int64(n), true
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
