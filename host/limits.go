@@ -37,3 +37,10 @@ func (l Limits) withDefaults(base Limits) Limits {
 	}
 	return l
 }
+
+// EffectiveLimits returns lim with every zero field filled from the
+// runtime's configuration and the package defaults: the limits a call with
+// lim actually runs under.
+func (m *Module) EffectiveLimits(lim Limits) Limits {
+	return lim.withDefaults(m.rt.cfg.Limits)
+}

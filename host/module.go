@@ -170,4 +170,3 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 func (m *Module) Close(ctx context.Context) error {
 	return m.compiled.Close(ctx)
 }
-

@@ -18,9 +18,9 @@ import (
 
 // Defaults for Config fields left at zero.
 const (
-	DefaultMemoryLimit = 64 << 20 // bytes of linear memory per instance
-	DefaultOutputLimit = 1 << 20  // bytes of response JSON per call
-	DefaultLogLimit    = 64 << 10 // bytes of guest stdout+stderr kept per call
+	DefaultMemoryLimit     = 64 << 20        // bytes of linear memory per instance
+	DefaultOutputLimit     = 1 << 20         // bytes of response JSON per call
+	DefaultLogLimit        = 64 << 10        // bytes of guest stdout+stderr kept per call
 	DefaultDescribeTimeout = 5 * time.Second // toolhost_describe and _initialize at load
 )
 

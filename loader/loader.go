@@ -26,11 +26,30 @@ type Result struct {
 	Errors []*host.LoadError
 }
 
-// Load loads every module in dir, writing a progress line per file to
-// progress, and builds the registry. A module whose tools the registry
-// refuses (an input schema that does not compile) is skipped as a load error
-// like any other; the rest still serve.
-func Load(ctx context.Context, rt *host.Runtime, dir string, progress io.Writer) (*Result, error) {
+// Override is the operator's word on one tool, over its manifest. Zero
+// fields keep the manifest's value (limits: the runtime's).
+type Override struct {
+	Timeout    time.Duration
+	Idempotent *bool
+	ReadOnly   *bool
+	Limits     host.Limits
+}
+
+// Options configure Load. The zero value loads with no overrides and no
+// progress output.
+type Options struct {
+	// Progress receives one line per module file; nil means none.
+	Progress io.Writer
+	// Overrides are per-tool overrides by tool name.
+	Overrides map[string]Override
+}
+
+// Load loads every module in dir, writing a progress line per file, and
+// builds the registry with overrides applied. A module whose tools the
+// registry refuses (an input schema that does not compile) is skipped as a
+// load error like any other; the rest still serve.
+func Load(ctx context.Context, rt *host.Runtime, dir string, opts Options) (*Result, error) {
+	progress := opts.Progress
 	mods, errs, err := rt.LoadDir(ctx, dir, progress)
 	if err != nil {
 		return nil, err
@@ -38,7 +57,7 @@ func Load(ctx context.Context, rt *host.Runtime, dir string, progress io.Writer)
 	res := &Result{Errors: errs}
 	var tools []*registry.Tool
 	for _, m := range mods {
-		recs, err := records(m)
+		recs, err := records(m, opts.Overrides)
 		if err != nil {
 			_ = m.Close(ctx)
 			le := &host.LoadError{Path: m.Path, Reason: err.Error(), Err: err}
@@ -60,10 +79,10 @@ func Load(ctx context.Context, rt *host.Runtime, dir string, progress io.Writer)
 
 // records builds the module's registry records, checking each schema
 // compiles so one bad schema skips its module rather than the folder.
-func records(m *host.Module) ([]*registry.Tool, error) {
+func records(m *host.Module, overrides map[string]Override) ([]*registry.Tool, error) {
 	recs := make([]*registry.Tool, 0, len(m.Tools))
 	for _, t := range m.Tools {
-		rec := Record(m, t, host.Limits{})
+		rec := Record(m, t, overrides[t.Name])
 		if _, err := registry.New([]*registry.Tool{rec}); err != nil {
 			return nil, err
 		}
@@ -72,9 +91,11 @@ func records(m *host.Module) ([]*registry.Tool, error) {
 	return recs, nil
 }
 
-// Record binds one of m's tools, with limits, into a registry record.
-func Record(m *host.Module, t abi.Tool, lim host.Limits) *registry.Tool {
-	return &registry.Tool{
+// Record binds one of m's tools into a registry record, with the operator's
+// override applied: the record holds the flags and limits in force.
+func Record(m *host.Module, t abi.Tool, o Override) *registry.Tool {
+	lim := m.EffectiveLimits(o.Limits)
+	rec := &registry.Tool{
 		Name:         t.Name,
 		Title:        t.Title,
 		Description:  t.Description,
@@ -88,6 +109,16 @@ func Record(m *host.Module, t abi.Tool, lim host.Limits) *registry.Tool {
 		Module:       registry.Module{Path: m.Path, SHA256: m.SHA256},
 		Handler:      &boundTool{mod: m, name: t.Name, lim: lim},
 	}
+	if o.Timeout > 0 {
+		rec.Timeout = o.Timeout
+	}
+	if o.Idempotent != nil {
+		rec.Idempotent = *o.Idempotent
+	}
+	if o.ReadOnly != nil {
+		rec.ReadOnly = *o.ReadOnly
+	}
+	return rec
 }
 
 type boundTool struct {

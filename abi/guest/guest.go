@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"runtime/debug"
 	"time"
@@ -198,7 +199,10 @@ func Dispatch(name string, args []byte) []byte {
 func dispatch(name string, args []byte) (resp abi.Response) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp = errorResponse(abi.KindInternal, fmt.Sprintf("panic: %v\n%s", r, debug.Stack()), 0)
+			// The stack goes to stderr (the host logs it); the message,
+			// which a model reads, stays short.
+			fmt.Fprintf(os.Stderr, "tool %s panicked: %v\n%s", name, r, debug.Stack())
+			resp = errorResponse(abi.KindInternal, fmt.Sprintf("tool %s panicked: %v", name, r), 0)
 		}
 	}()
 	for _, t := range tools {

@@ -57,7 +57,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	loaded, err := loader.Load(ctx, rt, f.plugins, cmd.ErrOrStderr())
+	loaded, err := loader.Load(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr()})
 	if err != nil {
 		return err
 	}

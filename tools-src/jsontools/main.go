@@ -17,7 +17,9 @@ import (
 )
 
 func init() {
-	pure := guest.Options{Idempotent: true, ReadOnly: true}
+	// Pure functions that answer in milliseconds; 5 s only stops a
+	// pathological input early.
+	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
 
 	pure.Title = "Get a value by JSON Pointer"
 	pure.Description = `Returns the value a JSON Pointer (RFC 6901) names inside a JSON document. ` +

@@ -4,11 +4,11 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/tools-src/internal/tooltest"
+	"github.com/toolhost/toolhost/internal/tooltest"
 )
 
 func TestManifest(t *testing.T) {
-	pure := tooltest.Flags{Idempotent: true, ReadOnly: true}
+	pure := tooltest.Flags{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
 	tooltest.CheckManifest(t, map[string]tooltest.Flags{
 		"json.get": pure, "json.merge": pure, "json.select": pure,
 	})

@@ -50,9 +50,10 @@ func selectPath(a selectArgs) (selectResult, error) {
 	if err != nil {
 		return selectResult{}, err
 	}
-	steps, err := parsePath(strings.TrimSpace(a.Path))
+	path := strings.TrimSpace(a.Path)
+	steps, err := parsePath(path)
 	if err != nil {
-		return selectResult{}, guest.Schemaf("path %q: %v", a.Path, err)
+		return selectResult{}, guest.Schemaf("path %q: %v", path, err)
 	}
 	values := []any{doc}
 	for _, s := range steps {
@@ -60,7 +61,7 @@ func selectPath(a selectArgs) (selectResult, error) {
 		for _, v := range values {
 			out, err := s.apply(v)
 			if err != nil {
-				return selectResult{}, guest.Schemaf("path %q: step %s at column %d: %v", a.Path, s.rendering, s.pos, err)
+				return selectResult{}, guest.Schemaf("path %q: step %s at column %d: %v", path, s.rendering, s.pos, err)
 			}
 			next = append(next, out...)
 		}

@@ -14,7 +14,9 @@ import (
 )
 
 func init() {
-	pure := guest.Options{Idempotent: true, ReadOnly: true}
+	// Pure functions that answer in milliseconds; 5 s only stops a
+	// pathological input early.
+	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
 
 	pure.Title = "Evaluate an arithmetic expression"
 	pure.Description = "Evaluates an arithmetic expression in double precision and returns its value. " +

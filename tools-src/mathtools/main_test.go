@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/tools-src/internal/tooltest"
+	"github.com/toolhost/toolhost/internal/tooltest"
 )
 
 func TestManifest(t *testing.T) {
-	pure := tooltest.Flags{Idempotent: true, ReadOnly: true}
+	pure := tooltest.Flags{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
 	tooltest.CheckManifest(t, map[string]tooltest.Flags{"math.eval": pure, "math.stats": pure})
 }
 

@@ -12,8 +12,9 @@ import (
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
-// Every tool here is a pure function of its arguments.
-var pure = guest.Options{Idempotent: true, ReadOnly: true}
+// Every tool here is a pure function of its arguments that answers in
+// milliseconds; 5 s only stops a pathological input early.
+var pure = guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
 
 func init() {
 	register("text.count", "Count words, lines and characters",

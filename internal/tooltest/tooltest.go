@@ -1,8 +1,10 @@
-// Package tooltest is the shared harness for the example tools' native
-// tests. It runs tools through guest.Dispatch and guest.Manifest exactly as
-// toolhost_call and toolhost_describe would, and checks arguments and
-// results against the schemas the module publishes, because natively nothing
-// else enforces them: the SDK trusts the host to validate arguments.
+// Package tooltest is the shared harness for the native tests of the tool
+// modules under tools-src/. It runs tools through guest.Dispatch and
+// guest.Manifest exactly as toolhost_call and toolhost_describe would, and
+// checks arguments and results against the schemas the module publishes,
+// because natively nothing else enforces them: the SDK trusts the host to
+// validate arguments. It lives outside tools-src because the Makefile builds
+// every directory there as a tool module.
 //
 // Like the SDK, it is not safe for concurrent use (tests call it from one
 // goroutine per test).
@@ -101,6 +103,7 @@ func Run(t *testing.T, cases []Case) {
 // Flags are the resolved manifest flags of one tool.
 type Flags struct {
 	Idempotent, ReadOnly bool
+	TimeoutMS            int
 }
 
 // CheckManifest checks that the module's manifest passes abi.ParseManifest,
@@ -120,9 +123,8 @@ func CheckManifest(t *testing.T, want map[string]Flags) {
 			t.Errorf("unexpected tool %q", tool.Name)
 			continue
 		}
-		if tool.Idempotent != w.Idempotent || tool.ReadOnly != w.ReadOnly {
-			t.Errorf("%s: idempotent=%v read_only=%v, want %v %v",
-				tool.Name, tool.Idempotent, tool.ReadOnly, w.Idempotent, w.ReadOnly)
+		if g := (Flags{tool.Idempotent, tool.ReadOnly, tool.TimeoutMS}); g != w {
+			t.Errorf("%s: flags %+v, want %+v", tool.Name, g, w)
 		}
 		if tool.Title == "" || len(tool.Description) < 40 {
 			t.Errorf("%s: needs a title and a description a model can act on", tool.Name)
