@@ -1,15 +1,22 @@
 // Package dispatcher stands between callers and tools. It is the only layer
-// that knows about timers, retries and idempotency: it looks a tool up,
-// validates the arguments, runs attempts under per-attempt timeouts, and
-// turns every failure into one DispatchError envelope.
+// that knows about timers, retries and idempotency. One call passes, in
+// this order:
+//
+//	lookup → validate → budget → circuit breaker → idempotency → retry loop
+//	  (each attempt: breaker admits → concurrency slot → per-attempt timeout → handler)
+//
+// and every failure comes out as one DispatchError envelope.
 package dispatcher
 
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
+	"math/rand/v2"
 	"time"
 
+	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -25,12 +32,17 @@ type Tools interface {
 // budget, default priority".
 type Options struct {
 	// IdempotencyKey dedupes calls: calls with one key share one
-	// execution. Empty means no deduplication.
+	// execution. Empty means no deduplication. The dispatcher never
+	// invents keys.
 	IdempotencyKey string
+	// Caller scopes idempotency keys: an authenticated identity, never a
+	// connection or session (a client that reconnects must get its
+	// replay). Empty is the anonymous scope.
+	Caller string
 	// Timeout overrides the tool's per-attempt timeout when > 0.
 	Timeout time.Duration
 	// Budget is how many attempts the caller can still afford; nil means
-	// unlimited (the retry policy still caps attempts).
+	// no budget (the retry policy still caps attempts).
 	Budget *int
 	// Priority is the governor priority class; empty means the tool's
 	// default.
@@ -44,30 +56,98 @@ type Call struct {
 	Options
 }
 
-// Config configures a Dispatcher. The zero value is usable.
+// ToolPolicy overrides dispatch settings for one tool. Zero fields inherit
+// the dispatcher's defaults.
+type ToolPolicy struct {
+	// Concurrency caps this tool's executions in flight.
+	Concurrency int
+	// Breaker overrides the breaker settings, field by field.
+	Breaker breaker.Settings
+}
+
+// Config configures a Dispatcher. The zero value is usable: every field
+// documents its default.
 type Config struct {
-	// Logger receives structured events; nil means slog.Default.
-	Logger *slog.Logger
+	// Events receives dispatch.* and breaker.state events; nil means none.
+	Events *events.Bus
+	// Retry is the retry policy; the zero value is the contract's.
+	Retry RetryPolicy
+	// Concurrency caps each tool's executions in flight; 0 means 8.
+	Concurrency int
+	// GlobalConcurrency caps all executions in flight; 0 means 64.
+	GlobalConcurrency int
+	// QueueTimeout bounds a wait for a free slot; 0 means 30 s. The
+	// caller's deadline bounds it too.
+	QueueTimeout time.Duration
+	// Idempotency stores keys; nil means an in-memory store keeping
+	// outcomes for IdempotencyTTL.
+	Idempotency idempotency.Store
+	// IdempotencyTTL is how long a completed outcome is replayed; 0 means
+	// 60 s. Used only when Idempotency is nil.
+	IdempotencyTTL time.Duration
+	// Breaker is the default breaker settings (see package breaker for
+	// each field's default).
+	Breaker breaker.Settings
+	// Tools holds per-tool overrides, by tool name.
+	Tools map[string]ToolPolicy
+	// Rand returns U[0,1) draws for jitter; nil means math/rand/v2.
+	Rand func() float64
 }
 
 // Dispatcher runs calls against a set of tools. It is safe for concurrent
 // use.
 type Dispatcher struct {
-	tools  Tools
-	logger *slog.Logger
+	tools    Tools
+	events   *events.Bus
+	retry    RetryPolicy
+	limits   *limiter
+	idem     idempotency.Store
+	breakers *breaker.Set
+	rand     func() float64
 }
 
 // New returns a Dispatcher over tools.
 func New(tools Tools, cfg Config) *Dispatcher {
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
+	d := &Dispatcher{tools: tools, events: cfg.Events, retry: cfg.Retry.withDefaults(), idem: cfg.Idempotency, rand: cfg.Rand}
+	if d.rand == nil {
+		d.rand = rand.Float64
 	}
-	return &Dispatcher{tools: tools, logger: logger}
+	if d.idem == nil {
+		d.idem = idempotency.NewMemory(cfg.IdempotencyTTL)
+	}
+	perTool := func(tool string) int {
+		if n := cfg.Tools[tool].Concurrency; n > 0 {
+			return n
+		}
+		return orDefault(cfg.Concurrency, 8)
+	}
+	d.limits = newLimiter(orDefault(cfg.GlobalConcurrency, 64), orDefault(cfg.QueueTimeout, 30*time.Second), perTool)
+	overrides := make(map[string]breaker.Settings, len(cfg.Tools))
+	for name, p := range cfg.Tools {
+		overrides[name] = p.Breaker
+	}
+	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged})
+	return d
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
 }
 
 // Call runs c and returns the tool's result JSON, or a *DispatchError.
 func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) {
+	res, derr := d.call(ctx, c)
+	if derr != nil {
+		return nil, derr
+	}
+	return res, nil
+}
+
+func (d *Dispatcher) call(ctx context.Context, c Call) (json.RawMessage, *DispatchError) {
 	tool, ok := d.tools.Lookup(c.Tool)
 	if !ok {
 		return nil, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool)
@@ -75,25 +155,24 @@ func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) 
 	if err := tool.Validate(c.Args); err != nil {
 		return nil, newError(KindSchema, 0, err, "%s", err.Error())
 	}
-	res, derr := d.attempt(ctx, tool, c, 1)
-	if derr != nil {
-		return nil, derr
+	if c.Budget != nil && *c.Budget <= 0 {
+		return nil, newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool)
 	}
-	return res, nil
+	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
+		return nil, circuitOpen(tool.Name, 0, b)
+	}
+	if c.IdempotencyKey != "" {
+		return d.keyed(ctx, tool, c)
+	}
+	return d.execute(ctx, tool, c)
 }
 
-// attempt runs the tool once under its per-attempt timeout, which starts
-// now, not when the call arrived.
-func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n int) (json.RawMessage, *DispatchError) {
-	timeout := tool.Timeout
-	if c.Timeout > 0 {
-		timeout = c.Timeout
+func circuitOpen(tool string, attempts int, b *breaker.Breaker) *DispatchError {
+	at := b.RetryAt()
+	if at.IsZero() {
+		return newError(KindCircuitOpen, attempts, nil,
+			"tool %s has been failing; its circuit breaker is letting a few probe calls through and refuses others until they succeed", tool)
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	res, err := tool.Handler.Handle(actx, c.Args)
-	if err != nil {
-		return nil, classify(tool, err, n, actx, ctx, timeout)
-	}
-	return res, nil
+	return newError(KindCircuitOpen, attempts, nil, "tool %s is failing and cooling down; its circuit breaker admits calls again after %s",
+		tool, at.UTC().Format(time.RFC3339Nano))
 }

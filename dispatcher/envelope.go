@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/registry"
@@ -93,7 +94,7 @@ func newError(kind Kind, attempts int, cause error, format string, args ...any) 
 
 // classify maps what one attempt returned onto the envelope. attemptCtx is
 // the attempt's context (with its timeout), callerCtx the caller's.
-func classify(tool *registry.Tool, err error, attempt int, attemptCtx, callerCtx context.Context, timeout interface{ String() string }) *DispatchError {
+func classify(tool *registry.Tool, err error, attempt int, attemptCtx, callerCtx context.Context, timeout time.Duration) *DispatchError {
 	var guestErr *abi.Error
 	var schemaErr *registry.SchemaError
 	switch {

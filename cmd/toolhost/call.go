@@ -18,6 +18,7 @@ type callFlags struct {
 	server  string
 	timeout time.Duration
 	key     string
+	budget  int
 }
 
 func newCallCmd() *cobra.Command {
@@ -41,6 +42,7 @@ stderr and the exit code is 1.`,
 	addServerFlag(cmd, &f.server)
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "per-attempt timeout (toolhost/timeout_ms); default: the tool's")
 	cmd.Flags().StringVar(&f.key, "idempotency-key", "", "deduplicate: calls with one key share one execution")
+	cmd.Flags().IntVar(&f.budget, "budget", -1, "attempts you can afford (toolhost/budget); 0 fails fast; default: no budget")
 	return cmd
 }
 
@@ -59,6 +61,9 @@ func runCall(cmd *cobra.Command, f callFlags, args []string) error {
 	}
 	if f.key != "" {
 		meta[transport.MetaIdempotencyKey] = f.key
+	}
+	if f.budget >= 0 {
+		meta[transport.MetaBudget] = f.budget
 	}
 	ctx := cmd.Context()
 	cs, err := connect(ctx, f.server)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/transport"
@@ -21,6 +22,7 @@ type serveFlags struct {
 	addr     string
 	stdio    bool
 	cacheDir string
+	config   string
 	grace    time.Duration
 }
 
@@ -62,12 +64,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	logger.Info("tools loaded", "tools", len(loaded.Registry.List()), "modules", len(loaded.Modules), "skipped", len(loaded.Errors))
-	d := dispatcher.New(loaded.Registry, dispatcher.Config{Logger: logger})
+	bus := events.NewBus(logger)
+	d := dispatcher.New(loaded.Registry, dispatcher.Config{Events: bus})
 	srv := transport.New(d, loaded.Registry, transport.Options{Version: version, Logger: logger})
 	if f.stdio {
 		return serveStdio(ctx, srv, f.grace, logger)
 	}
-	return serveHTTP(ctx, srv, f, logger)
+	return serveHTTP(ctx, srv, bus, f, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -92,14 +95,16 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, f serveFlags, logger *slog.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler())
+	mux.Handle("GET /events", bus.Handler())
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	hs.RegisterOnShutdown(bus.CloseSubscribers) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")

@@ -1,0 +1,232 @@
+// Package breaker is a per-tool circuit breaker.
+//
+// A Breaker has three states:
+//
+//	closed ──Failures failures within Window──▶ open
+//	open ──cool-down passed (checked lazily)──▶ half_open
+//	half_open ──any probe fails──▶ open (a new cool-down)
+//	half_open ──Probes probes succeed──▶ closed (failures forgotten)
+//
+// A call asks Allow for a Ticket before it runs and hands the ticket back to
+// Record with its Outcome when it ends. The caller classifies outcomes: this
+// package knows nothing of error kinds. Only Failure counts against a tool;
+// Ignore is for results that say nothing about its health (bad input, a
+// spent budget, a caller that went away).
+//
+// Every transition starts a new generation, and a ticket belongs to the
+// generation that issued it: results of calls that started before a state
+// change are ignored, and they never free a probe slot of a later half-open
+// period.
+//
+// Time is read from the time package when a method is called; there are no
+// timers or goroutines. Under testing/synctest the clock is the bubble's.
+//
+// The intended use, once per attempt of a call:
+//
+//	t, ok := b.Allow()
+//	if !ok {
+//		// fail at once with circuit_open; do not sleep and retry
+//	}
+//	err := run()
+//	b.Record(t, classify(err))
+package breaker
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for the zero fields of Settings.
+const (
+	DefaultFailures = 5
+	DefaultWindow   = 30 * time.Second
+	DefaultCooldown = 30 * time.Second
+	DefaultJitter   = 0.2
+	DefaultProbes   = 1
+)
+
+// Settings configure a Breaker. The zero value of each field means its
+// default.
+type Settings struct {
+	// Failures is how many counted failures within Window open the
+	// breaker; ≤ 0 means DefaultFailures (5).
+	Failures int
+	// Window is the sliding window in which Failures failures open the
+	// breaker: it opens when the Failures-th most recent failure happened
+	// less than Window ago. Successes do not erase failures; failures age
+	// out. ≤ 0 means DefaultWindow (30 s).
+	Window time.Duration
+	// Cooldown is how long the breaker stays open before it admits probes;
+	// the actual cool-down is Cooldown × (1 + U[0, Jitter)), drawn anew on
+	// each opening. ≤ 0 means DefaultCooldown (30 s).
+	Cooldown time.Duration
+	// Jitter spreads cool-downs; 0 means DefaultJitter (0.2), a negative
+	// value means no jitter.
+	Jitter float64
+	// Probes is how many calls half-open admits. A probe that succeeds
+	// keeps its slot, one recorded as Ignore gives it back, so at most
+	// Probes tickets are outstanding and Probes successes close the
+	// breaker. ≤ 0 means DefaultProbes (1).
+	Probes int
+}
+
+// State is a breaker's state.
+type State int
+
+// The states of a Breaker.
+const (
+	Closed State = iota
+	Open
+	HalfOpen
+)
+
+// String returns "closed", "open" or "half_open".
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "closed"
+	case Open:
+		return "open"
+	case HalfOpen:
+		return "half_open"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Outcome is the caller's verdict on a call, given to Record.
+type Outcome int
+
+// The outcomes of a call. Values other than these are treated as Ignore.
+const (
+	// Success: the tool answered. It never erases counted failures, but
+	// a probe's success counts towards closing the breaker.
+	Success Outcome = iota
+	// Failure counts against the tool (a timeout, a transient or internal
+	// error). A probe's failure reopens the breaker.
+	Failure
+	// Ignore releases the ticket without counting: a probe's slot is
+	// freed for another call.
+	Ignore
+)
+
+// String returns "success", "failure" or "ignore".
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	case Ignore:
+		return "ignore"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Ticket is a breaker's admission of one call, returned by Allow and given
+// back to Record. It is a small value; copy it freely. The zero Ticket is
+// never current: recording it does nothing.
+type Ticket struct {
+	gen   uint64 // the generation that issued it; generations start at 1
+	probe bool   // issued in half-open: holds a probe slot
+}
+
+// Probe reports whether t was issued by a half-open breaker.
+func (t Ticket) Probe() bool { return t.probe }
+
+// Options are a Breaker's hooks; the zero value is usable.
+type Options struct {
+	// Rand returns draws from U[0,1) for the cool-down jitter; nil means
+	// math/rand/v2's Float64. It is called with the breaker's lock held:
+	// it must not call the Breaker.
+	Rand func() float64
+	// OnChange, if not nil, is told of every transition. It is called
+	// without the breaker's lock held, so it may call the Breaker; calls
+	// are serialized and in the order of the transitions, but one may
+	// come from a goroutine other than the one that caused it, shortly
+	// after that goroutine's method returned.
+	OnChange func(from, to State)
+}
+
+// Breaker is one tool's circuit breaker. It is safe for concurrent use.
+// Create it with New; the zero value is not usable.
+type Breaker struct {
+	s        Settings // with defaults applied; immutable
+	rand     func() float64
+	onChange func(from, to State)
+	base     time.Time // times are nanoseconds since base (monotonic)
+
+	// Written under mu, read anywhere: the fast paths of Allow, Record
+	// and State use these without the lock.
+	word      atomic.Uint64 // generation<<2 | state
+	openUntil atomic.Int64  // when an open breaker admits probes
+
+	mu sync.Mutex
+	m  machine // guarded by mu
+}
+
+// New returns a closed Breaker with settings s.
+func New(s Settings, opts Options) *Breaker {
+	b := &Breaker{s: s.withDefaults(), rand: opts.Rand, onChange: opts.OnChange, base: time.Now()}
+	if b.rand == nil {
+		b.rand = defaultRand
+	}
+	b.m.init(b.s.Failures)
+	b.publish()
+	return b
+}
+
+// Allow asks to run one call. It returns false when the breaker is open, or
+// half-open with every probe slot taken: the caller should fail at once
+// (circuit_open). When it returns true, the caller must pass the ticket to
+// Record once the call ends; in half-open the ticket holds a probe slot
+// until then.
+func (b *Breaker) Allow() (Ticket, bool) {
+	w := b.word.Load()
+	switch State(w & stateMask) {
+	case Closed:
+		return Ticket{gen: w >> genShift}, true
+	case Open:
+		if b.now() < b.openUntil.Load() {
+			return Ticket{}, false
+		}
+	}
+	return b.allowSlow()
+}
+
+// Record reports how the call admitted by t ended; call it once per ticket.
+// Tickets issued before the latest transition are ignored: their results do
+// not count and they free no probe slot.
+func (b *Breaker) Record(t Ticket, o Outcome) {
+	if o != Failure && !t.probe {
+		return // a closed breaker's successes change nothing
+	}
+	if t.gen != b.word.Load()>>genShift {
+		return // stale: generations only grow
+	}
+	b.recordSlow(t, o)
+}
+
+// State returns the breaker's state, first moving an open breaker whose
+// cool-down has passed to half-open.
+func (b *Breaker) State() State {
+	s := State(b.word.Load() & stateMask)
+	if s != Open || b.now() < b.openUntil.Load() {
+		return s
+	}
+	b.mu.Lock()
+	b.advance(b.now())
+	s = b.m.state
+	b.unlockAndNotify()
+	return s
+}
+
+// RetryAt returns when an open breaker will admit probes, or the zero time
+// if it is not open (after the lazy move to half-open State describes).
+func (b *Breaker) RetryAt() time.Time {
+	if b.State() != Open {
+		return time.Time{}
+	}
+	return b.base.Add(time.Duration(b.openUntil.Load()))
+}

@@ -1,0 +1,191 @@
+package breaker
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// The atomic word packs the generation above the state.
+const (
+	genShift  = 2
+	stateMask = 1<<genShift - 1
+)
+
+var defaultRand = rand.Float64
+
+// machine is a Breaker's mutable state, guarded by Breaker.mu.
+type machine struct {
+	state State
+	gen   uint64
+
+	// Closed: a ring of the times of the last Failures counted failures.
+	fails []int64
+	next  int // the ring slot the next failure goes to
+	count int // failures in the ring, ≤ len(fails)
+
+	// Half-open: probe slots outstanding and probes that succeeded.
+	probesOut int
+	probesOK  int
+
+	// Transitions not yet given to OnChange, from head on.
+	pending   []change
+	head      int
+	notifying bool // a goroutine is delivering pending
+}
+
+type change struct{ from, to State }
+
+func (m *machine) init(failures int) {
+	m.fails = make([]int64, failures)
+	m.gen = 1 // the zero Ticket is never current
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.Failures <= 0 {
+		s.Failures = DefaultFailures
+	}
+	if s.Window <= 0 {
+		s.Window = DefaultWindow
+	}
+	if s.Cooldown <= 0 {
+		s.Cooldown = DefaultCooldown
+	}
+	if s.Jitter == 0 {
+		s.Jitter = DefaultJitter
+	}
+	if s.Probes <= 0 {
+		s.Probes = DefaultProbes
+	}
+	return s
+}
+
+// now is the time since b.base, on the monotonic clock.
+func (b *Breaker) now() int64 { return int64(time.Since(b.base)) }
+
+// publish makes the state and generation visible to the lock-free paths.
+// Callers hold mu (or own b exclusively).
+func (b *Breaker) publish() {
+	b.word.Store(b.m.gen<<genShift | uint64(b.m.state))
+}
+
+func (b *Breaker) allowSlow() (Ticket, bool) {
+	b.mu.Lock()
+	b.advance(b.now())
+	var t Ticket
+	ok := false
+	switch m := &b.m; m.state {
+	case Closed: // it closed between the fast path and the lock
+		t, ok = Ticket{gen: m.gen}, true
+	case HalfOpen:
+		if m.probesOut+m.probesOK < b.s.Probes {
+			m.probesOut++
+			t, ok = Ticket{gen: m.gen, probe: true}, true
+		}
+	}
+	b.unlockAndNotify()
+	return t, ok
+}
+
+func (b *Breaker) recordSlow(t Ticket, o Outcome) {
+	b.mu.Lock()
+	// A current ticket was issued in the current state: a probe in
+	// half-open, any other in closed.
+	if m := &b.m; t.gen == m.gen {
+		now := b.now()
+		switch {
+		case o == Failure && t.probe:
+			b.trip(now)
+		case o == Failure:
+			b.countFailure(now)
+		case o == Success:
+			m.probesOut--
+			m.probesOK++
+			if m.probesOK >= b.s.Probes {
+				b.transition(Closed)
+			}
+		default: // Ignore, or an unknown outcome, on a probe
+			m.probesOut--
+		}
+	}
+	b.unlockAndNotify()
+}
+
+// countFailure adds a closed breaker's failure to the ring and opens the
+// breaker if the oldest failure in a full ring is still within Window.
+func (b *Breaker) countFailure(now int64) {
+	m := &b.m
+	m.fails[m.next] = now
+	m.next = (m.next + 1) % len(m.fails)
+	if m.count < len(m.fails) {
+		m.count++
+	}
+	if m.count == len(m.fails) && now-m.fails[m.next] < int64(b.s.Window) {
+		b.trip(now)
+	}
+}
+
+// trip opens the breaker for a fresh, jittered cool-down.
+func (b *Breaker) trip(now int64) {
+	d := b.s.Cooldown
+	if b.s.Jitter > 0 {
+		d += time.Duration(float64(d) * b.s.Jitter * b.rand())
+	}
+	// Stored before the state is published, so a reader that sees Open
+	// sees this cool-down or a later one.
+	b.openUntil.Store(now + int64(d))
+	b.transition(Open)
+}
+
+// advance moves an open breaker whose cool-down has passed to half-open.
+func (b *Breaker) advance(now int64) {
+	if b.m.state == Open && now >= b.openUntil.Load() {
+		b.transition(HalfOpen)
+	}
+}
+
+// transition enters state to with a new generation and a clean slate, and
+// queues the change for OnChange.
+func (b *Breaker) transition(to State) {
+	m := &b.m
+	from := m.state
+	m.state = to
+	m.gen++
+	m.next, m.count = 0, 0
+	m.probesOut, m.probesOK = 0, 0
+	b.publish()
+	if b.onChange != nil {
+		m.pending = append(m.pending, change{from, to})
+	}
+}
+
+// unlockAndNotify releases mu and delivers queued transitions to OnChange,
+// unless another goroutine is already delivering them: that one then
+// delivers ours too, so changes reach OnChange one at a time and in order,
+// never under mu.
+func (b *Breaker) unlockAndNotify() {
+	m := &b.m
+	if m.notifying || m.head == len(m.pending) {
+		b.mu.Unlock()
+		return
+	}
+	m.notifying = true
+	done := false
+	defer func() {
+		if !done { // OnChange panicked: let the next caller deliver
+			b.mu.Lock()
+			m.notifying = false
+			b.mu.Unlock()
+		}
+	}()
+	for m.head < len(m.pending) {
+		c := m.pending[m.head]
+		m.head++
+		b.mu.Unlock()
+		b.onChange(c.from, c.to)
+		b.mu.Lock()
+	}
+	m.pending, m.head = m.pending[:0], 0
+	m.notifying = false
+	b.mu.Unlock()
+	done = true
+}

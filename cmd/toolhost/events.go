@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func newEventsCmd() *cobra.Command {
+	var server string
+	var types []string
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Follow a running server's event stream",
+		Long: `events prints the server's structured events live, one JSON object per line:
+dispatch.attempt, dispatch.retry, dispatch.result, breaker.state, and more as
+features add them. It follows GET /events (Server-Sent Events) beside /mcp
+until interrupted.`,
+		Example: `  toolhost events
+  toolhost events --type dispatch.retry --type breaker.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			u, err := eventsURL(server, types)
+			if err != nil {
+				return err
+			}
+			req, err := http.NewRequestWithContext(cmd.Context(), http.MethodGet, u, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("cannot reach toolhost at %s (is `toolhost serve` running?): %w", u, err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", u, resp.Status)
+			}
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 64<<10), 4<<20)
+			for sc.Scan() {
+				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+					fmt.Fprintln(cmd.OutOrStdout(), data)
+				}
+			}
+			if cmd.Context().Err() != nil {
+				return nil
+			}
+			return sc.Err()
+		},
+	}
+	addServerFlag(cmd, &server)
+	cmd.Flags().StringArrayVar(&types, "type", nil, "only events whose type starts with this (repeatable)")
+	return cmd
+}
+
+// eventsURL turns the MCP endpoint (…/mcp) into the events endpoint beside
+// it (…/events).
+func eventsURL(server string, types []string) (string, error) {
+	u, err := url.Parse(server)
+	if err != nil {
+		return "", fmt.Errorf("--server %q: %w", server, err)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + "/events"
+	q := url.Values{}
+	for _, t := range types {
+		q.Add("type", t)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}

@@ -1,0 +1,111 @@
+package dispatcher
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+
+	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/registry"
+)
+
+// keyed runs a call that carries an idempotency key. The first caller with
+// the key leads: the execution runs detached from its context (if it goes
+// away, the others still get the outcome) but keeps its deadline. Everyone,
+// the leader included, waits for the outcome with their own context.
+func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) (json.RawMessage, *DispatchError) {
+	fp, err := fingerprint(tool.Name, c.Args)
+	if err != nil {
+		return nil, newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err)
+	}
+	claim, err := d.idem.Acquire(ctx, scopedKey(c.Caller, c.IdempotencyKey), fp)
+	if err != nil {
+		if errors.Is(err, idempotency.ErrConflict) {
+			return nil, newError(KindSchema, 0, err, "%s", err.Error())
+		}
+		return nil, newError(KindInternal, 0, err, "idempotency store: %v", err)
+	}
+	if claim.Leader() {
+		go d.lead(ctx, tool, c, claim)
+	}
+	o, err := claim.Wait(ctx)
+	if err != nil {
+		return nil, classifyWait(tool.Name, ctx)
+	}
+	if o.Err != nil {
+		return nil, o.Err.(*DispatchError)
+	}
+	return o.Result, nil
+}
+
+func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {
+	ctx, cancel := detach(callerCtx)
+	defer cancel()
+	res, derr := d.execute(ctx, tool, c)
+	if derr != nil {
+		claim.Complete(idempotency.Outcome{Err: derr}, kept(derr.Kind))
+		return
+	}
+	claim.Complete(idempotency.Outcome{Result: res}, true)
+}
+
+// kept says whether an outcome of this kind is replayed to later callers:
+// the tool's own answers are; outcomes that say "not now" (transient,
+// timeout, circuit open, rate limited) or reflect one caller's budget are
+// not, so the next caller runs the tool again.
+func kept(k Kind) bool {
+	switch k {
+	case KindSchema, KindInternal, KindNotFound:
+		return true
+	}
+	return false
+}
+
+// detach keeps ctx's values and deadline but not its cancellation.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	dctx := context.WithoutCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(dctx, deadline)
+	}
+	return dctx, func() {}
+}
+
+// classifyWait is the envelope for a caller whose context ended before its
+// call ran or finished.
+func classifyWait(tool string, ctx context.Context) *DispatchError {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return newError(KindTimeout, 0, ctx.Err(), "tool %s: the caller's deadline passed before the call finished", tool)
+	}
+	return newError(KindInternal, 0, ctx.Err(), "tool %s: the call was cancelled by its caller", tool)
+}
+
+// scopedKey namespaces a key by the caller's identity.
+func scopedKey(caller, key string) string {
+	return caller + "\x00" + key
+}
+
+// fingerprint digests the tool name and the arguments in canonical form
+// (object keys sorted, numbers as written), so a retry that reorders keys
+// is the same request and a changed value is not.
+func fingerprint(tool string, args json.RawMessage) (string, error) {
+	var v any
+	if len(bytes.TrimSpace(args)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(args))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return "", err
+		}
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte(tool))
+	h.Write([]byte{0})
+	h.Write(canon)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
