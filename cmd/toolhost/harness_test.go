@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/internal/testwasm"
+)
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// buildCLI builds the toolhost binary once per test process.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "toolhost-cli-")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "toolhost")
+		cmd := exec.Command("go", "build", "-o", cliPath, ".")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cliErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cliPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// pluginsDir is a plugins folder with the example tools, the misbehaving
+// test module and the hand-written WAT module.
+func pluginsDir(t *testing.T) string {
+	t.Helper()
+	return testwasm.Dir(t,
+		testwasm.Go(t, "./tools-src/text"),
+		testwasm.Go(t, "./tools-src/mathtools"),
+		testwasm.Go(t, "./host/testdata/misbehave"),
+		testwasm.WAT(t, "host/testdata/wat/echo.wat"),
+	)
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and many readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a `toolhost serve` child process on a free port.
+type server struct {
+	url    string
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+}
+
+// startServer runs serve on 127.0.0.1:0 and learns the port from its log.
+func startServer(t *testing.T, plugins string, extra ...string) *server {
+	t.Helper()
+	bin := buildCLI(t)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins,
+		"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")}, extra...)
+	cmd := exec.Command(bin, args...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	s := &server{cmd: cmd, stderr: &syncBuffer{}}
+	urlCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.stderr.Write([]byte(line + "\n"))
+			if i := strings.Index(line, `"url":"`); i >= 0 && strings.Contains(line, "serving MCP") {
+				rest := line[i+len(`"url":"`):]
+				urlCh <- rest[:strings.IndexByte(rest, '"')]
+			}
+		}
+		close(urlCh)
+	}()
+	select {
+	case u, ok := <-urlCh:
+		if !ok {
+			t.Fatalf("serve exited before listening:\n%s", s.stderr.String())
+		}
+		s.url = u
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("serve did not start:\n%s", s.stderr.String())
+	}
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *server) stop(t *testing.T) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := s.cmd.Wait(); err != nil {
+		t.Errorf("serve did not exit cleanly: %v\n%s", err, s.stderr.String())
+	}
+}
+
+// client connects the official SDK client over Streamable HTTP.
+func (s *server) client(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// cli runs the toolhost binary against the server and returns stdout,
+// stderr and the exit code.
+func (s *server) cli(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(buildCLI(t), args...)
+	cmd.Env = append(os.Environ(), "TOOLHOST_URL="+s.url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return stdout.String(), stderr.String(), code
+}
