@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/tetratelabs/wazero/sys"
 	"github.com/toolhost/toolhost/abi"
@@ -28,23 +29,23 @@ func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits)
 
 	inst, err := m.instantiate(ctx, lim, out)
 	if err != nil {
-		return nil, m.fault(ctx, tool, "instantiating", err)
+		return nil, m.fault(ctx, tool, "instantiating", err, out)
 	}
 	defer inst.close()
 
 	alloc := inst.mod.ExportedFunction(abi.ExportAlloc)
 	namePtr, err := inst.write(ctx, alloc, []byte(tool))
 	if err != nil {
-		return nil, m.fault(ctx, tool, "passing the tool name", err)
+		return nil, m.fault(ctx, tool, "passing the tool name", err, out)
 	}
 	argsPtr, err := inst.write(ctx, alloc, args)
 	if err != nil {
-		return nil, m.fault(ctx, tool, "passing the arguments", err)
+		return nil, m.fault(ctx, tool, "passing the arguments", err, out)
 	}
 	res, err := inst.mod.ExportedFunction(abi.ExportCall).Call(ctx,
 		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
 	if err != nil {
-		return nil, m.fault(ctx, tool, abi.ExportCall, err)
+		return nil, m.fault(ctx, tool, abi.ExportCall, err, out)
 	}
 	b, err := inst.read(res[0], lim.OutputBytes)
 	if err != nil {
@@ -62,16 +63,43 @@ func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits)
 
 // fault classifies a failed guest call: the context's end when that is what
 // stopped it, otherwise a Fault saying what the guest did.
-func (m *Module) fault(ctx context.Context, tool, during string, err error) error {
+func (m *Module) fault(ctx context.Context, tool, during string, err error, out *capWriter) error {
 	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("tool %s stopped: %w", tool, context.Cause(ctx))
+		// Wrap ctx.Err() itself, as documented, so errors.Is(err,
+		// context.DeadlineExceeded) holds even when the caller set a cause
+		// (context.WithTimeoutCause); wrap the cause too when there is one.
+		if cause := context.Cause(ctx); cause != nil && cause != cerr {
+			return fmt.Errorf("tool %s stopped: %w: %w", tool, cerr, cause)
+		}
+		return fmt.Errorf("tool %s stopped: %w", tool, cerr)
 	}
-	reason := fmt.Sprintf("%s: %v", during, err)
+	// wazero's message ends in a multi-line wasm stack trace: keep its
+	// first line for the reason (a model reads it) and let the log keep
+	// the rest.
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	reason := fmt.Sprintf("%s: %s", during, first)
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
 		reason = fmt.Sprintf("%s: guest exited with code %d", during, exit.ExitCode())
 	}
+	if last := lastFatalLine(out.buf); last != "" {
+		reason += " (guest said: " + last + ")"
+	}
 	return &Fault{Module: m.Path, Tool: tool, Reason: reason, Err: err}
+}
+
+// lastFatalLine finds the line a dying Go (or Rust, or C) runtime writes
+// to stderr before it traps — "fatal error: out of memory", "panic: ..." —
+// which says far more than the trap itself.
+func lastFatalLine(out []byte) string {
+	lines := strings.Split(string(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "runtime: ") {
+			return l
+		}
+	}
+	return ""
 }
 
 func (m *Module) logOutput(tool string, out *capWriter) {

@@ -1,0 +1,161 @@
+package host_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+)
+
+// BenchmarkCompile is a restart's cost per module: a new Runtime loading
+// the Go fixture (compile, checks, one describe instance). cold compiles
+// into an empty cache folder each time; warm reads a primed one.
+func BenchmarkCompile(b *testing.B) {
+	ctx := context.Background()
+	load := func(b *testing.B, dir string) {
+		rt, err := host.New(ctx, host.Config{CacheDir: dir, Logger: quietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := rt.LoadFile(ctx, misbehavePath); err != nil {
+			b.Fatal(err)
+		}
+		if err := rt.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			load(b, b.TempDir())
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		dir := b.TempDir()
+		load(b, dir)
+		b.ReportAllocs()
+		for b.Loop() {
+			load(b, dir)
+		}
+	})
+}
+
+// BenchmarkCall is one call in a fresh instance. toolhost is Module.Call;
+// raw-wazero is the floor: the same module, runtime configuration and
+// steps (instantiate, alloc and write name and args, toolhost_call, read,
+// close) through plain wazero, with no toolhost code. The -wat pair does
+// the same with echo.wat, a bare module whose instance costs microseconds,
+// so any fixed per-call overhead of the host shows.
+func BenchmarkCall(b *testing.B) {
+	ctx := context.Background()
+	_, mb, echo := sharedRuntime(b)
+	raw := newRawRuntime(b)
+
+	bench := func(name string, call func() ([]byte, error), want string) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := call()
+				if err != nil || string(res) != want {
+					b.Fatalf("call = %s, %v; want %s", res, err, want)
+				}
+			}
+		})
+	}
+	args := []byte(`{}`)
+	goMod := raw.compile(b, misbehavePath)
+	bench("toolhost", func() ([]byte, error) { return mb.Call(ctx, "state", args, host.Limits{}) }, "1")
+	bench("raw-wazero", func() ([]byte, error) { return raw.call(ctx, goMod, "state", args) }, `{"result":1}`)
+
+	watMod := raw.compile(b, watPath(b, "echo"))
+	bench("toolhost-wat", func() ([]byte, error) { return echo.Call(ctx, "wat.echo", args, host.Limits{}) }, "{}")
+	bench("raw-wazero-wat", func() ([]byte, error) { return raw.call(ctx, watMod, "wat.echo", args) }, `{"result":{}}`)
+}
+
+// rawRuntime is wazero configured as host.New configures it: the
+// compiler, the file cache, close on context done, WASI preview 1, real
+// clocks and randomness, _initialize as the start function.
+type rawRuntime struct {
+	rt  wazero.Runtime
+	cfg wazero.ModuleConfig
+}
+
+func newRawRuntime(b testing.TB) *rawRuntime {
+	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().
+		WithCloseOnContextDone(true).WithCompilationCache(cache))
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	b.Cleanup(func() { rt.Close(ctx); cache.Close(ctx) })
+	return &rawRuntime{rt: rt, cfg: wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithSysWalltime().
+		WithSysNanotime().
+		WithRandSource(rand.Reader)}
+}
+
+func (r *rawRuntime) compile(b testing.TB, path string) wazero.CompiledModule {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := r.rt.CompileModule(context.Background(), wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// call returns the raw response document.
+func (r *rawRuntime) call(ctx context.Context, c wazero.CompiledModule, tool string, args []byte) ([]byte, error) {
+	mod, err := r.rt.InstantiateModule(ctx, c, r.cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Close(ctx)
+	alloc := mod.ExportedFunction("toolhost_alloc")
+	write := func(b []byte) (uint32, error) {
+		res, err := alloc.Call(ctx, uint64(len(b)))
+		if err != nil {
+			return 0, err
+		}
+		if !mod.Memory().Write(uint32(res[0]), b) {
+			return 0, fmt.Errorf("alloc out of range")
+		}
+		return uint32(res[0]), nil
+	}
+	namePtr, err := write([]byte(tool))
+	if err != nil {
+		return nil, err
+	}
+	argsPtr, err := write(args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := mod.ExportedFunction("toolhost_call").Call(ctx,
+		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
+	if err != nil {
+		return nil, err
+	}
+	return readPacked(mod.Memory(), res[0])
+}
+
+func readPacked(mem api.Memory, packed uint64) ([]byte, error) {
+	ptr, n := abi.Unpack(packed)
+	b, ok := mem.Read(ptr, n)
+	if !ok {
+		return nil, fmt.Errorf("response out of range")
+	}
+	return append([]byte(nil), b...), nil
+}

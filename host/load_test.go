@@ -1,0 +1,270 @@
+package host_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/host"
+)
+
+func TestLoadEcho(t *testing.T) {
+	rt, _, _ := sharedRuntime(t)
+	path := watPath(t, "echo")
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	if m.Path != path || m.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("Path, SHA256 = %s, %s; want %s, %x", m.Path, m.SHA256, path, sum)
+	}
+	if len(m.Tools) != 1 {
+		t.Fatalf("tools = %+v, want one", m.Tools)
+	}
+	tool := m.Tools[0]
+	// timeout_ms is the tool's own; idempotent and read_only are the
+	// module's defaults, inherited.
+	if tool.Name != "wat.echo" || tool.Title != "Echo" || tool.TimeoutMS != 1000 || !tool.Idempotent || !tool.ReadOnly {
+		t.Errorf("tool = %+v", tool)
+	}
+}
+
+func TestLoadMisbehaveManifest(t *testing.T) {
+	_, mb, _ := sharedRuntime(t)
+	names := map[string]bool{}
+	for _, tool := range mb.Tools {
+		names[tool.Name] = true
+		if tool.TimeoutMS != 30000 {
+			t.Errorf("%s: timeout_ms = %d, want the ABI default 30000", tool.Name, tool.TimeoutMS)
+		}
+	}
+	for _, want := range []string{"sleep", "spin", "panic", "gopanic", "exit", "trap", "recurse", "grow",
+		"flaky", "nonce", "chatty", "huge", "now", "state", "echo", "fail"} {
+		if !names[want] {
+			t.Errorf("misbehave declares no tool %q", want)
+		}
+	}
+}
+
+// TestLoadBroken loads each broken module and checks the LoadError says
+// what is wrong. describeloop runs under a 300 ms DescribeTimeout and must
+// give up within it (plus generous slack for a loaded machine).
+func TestLoadBroken(t *testing.T) {
+	const describeTimeout = 300 * time.Millisecond
+	rt := newRuntime(t, host.Config{DescribeTimeout: describeTimeout})
+	cases := []struct {
+		file   string
+		reason []string
+	}{
+		{"badversion", []string{"ABI version 2", "speaks version 1"}},
+		{"missingexport", []string{"missing export toolhost_call"}},
+		{"badsig", []string{"export toolhost_alloc has signature (i64) -> (i32), want (i32) -> (i32)"}},
+		{"describeloop", []string{"toolhost_describe did not return within 300ms"}},
+		{"describetrap", []string{"toolhost_describe failed", "unreachable"}},
+		{"inittrap", []string{"_initialize failed", "unreachable"}},
+		{"unknownimport", []string{"imports env.foo, which the host does not provide"}},
+		{"bigmem", []string{"needs 131072000 bytes of memory at start, over the 67108864-byte limit"}},
+		{"badname", []string{`name "bad name" does not match`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			path := watPath(t, tc.file)
+			start := time.Now()
+			m, err := rt.LoadFile(context.Background(), path)
+			took := time.Since(start)
+			if err == nil {
+				m.Close(context.Background())
+				t.Fatal("loaded; want a LoadError")
+			}
+			var le *host.LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %T %v is not a *host.LoadError", err, err)
+			}
+			if le.Path != path {
+				t.Errorf("Path = %q, want %q", le.Path, path)
+			}
+			for _, want := range tc.reason {
+				if !strings.Contains(le.Reason, want) {
+					t.Errorf("Reason %q does not contain %q", le.Reason, want)
+				}
+			}
+			if took > describeTimeout+2*time.Second {
+				t.Errorf("load took %v, DescribeTimeout is %v", took, describeTimeout)
+			}
+		})
+	}
+}
+
+func TestLoadNotWasm(t *testing.T) {
+	rt, _, _ := sharedRuntime(t)
+	_, err := rt.Load(context.Background(), "junk.wasm", []byte("this is text, not wasm"))
+	var le *host.LoadError
+	if !errors.As(err, &le) || le.Path != "junk.wasm" || !strings.Contains(le.Reason, "not a valid WebAssembly module") {
+		t.Fatalf("err = %v, want a LoadError saying it is not WebAssembly", err)
+	}
+	_, err = rt.LoadFile(context.Background(), filepath.Join(t.TempDir(), "missing.wasm"))
+	if !errors.As(err, &le) || !strings.Contains(le.Reason, "cannot read") {
+		t.Fatalf("err = %v, want a LoadError saying the file cannot be read", err)
+	}
+}
+
+// TestLoadMemoryLimit: the runtime's memory limit applies at load too; a
+// per-call limit under the module's minimum fails the call, not the host.
+func TestLoadMemoryLimit(t *testing.T) {
+	rt := newRuntime(t, host.Config{Limits: host.Limits{MemoryBytes: 2 << 20}})
+	_, err := rt.LoadFile(context.Background(), misbehavePath)
+	var le *host.LoadError
+	if !errors.As(err, &le) || !strings.Contains(le.Reason, "over the 2097152-byte limit") {
+		t.Fatalf("err = %v, want a LoadError about the memory limit", err)
+	}
+
+	_, mb, _ := sharedRuntime(t)
+	_, err = mb.Call(context.Background(), "state", []byte(`{}`), host.Limits{MemoryBytes: 1 << 20})
+	var f *host.Fault
+	if !errors.As(err, &f) || !strings.Contains(f.Reason, "over the 1048576-byte limit") {
+		t.Fatalf("err = %v, want a Fault about the memory limit", err)
+	}
+}
+
+func TestLoadDir(t *testing.T) {
+	rt := newRuntime(t, host.Config{DescribeTimeout: 300 * time.Millisecond})
+	dir := t.TempDir()
+	place := func(src, name string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Files load in name order, so a-echo.wasm claims wat.echo before
+	// c-dupname.wasm tries to.
+	place(watPath(t, "echo"), "a-echo.wasm")
+	place(watPath(t, "badversion"), "b-badversion.wasm")
+	place(watPath(t, "dupname"), "c-dupname.wasm")
+	place(watPath(t, "garbage"), "d-garbage.wasm") // loads: its fault is at call time
+	place(watPath(t, "describeloop"), "e-describeloop.wasm")
+	if err := os.WriteFile(filepath.Join(dir, "f-junk.wasm"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.txt"), []byte("not a module"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	var progress strings.Builder
+	mods, errs, err := rt.LoadDir(context.Background(), dir, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, m := range mods {
+			m.Close(context.Background())
+		}
+	})
+
+	var loaded []string
+	for _, m := range mods {
+		loaded = append(loaded, filepath.Base(m.Path))
+	}
+	if strings.Join(loaded, " ") != "a-echo.wasm d-garbage.wasm" {
+		t.Errorf("loaded %v, want [a-echo.wasm d-garbage.wasm]", loaded)
+	}
+
+	reasons := map[string]string{}
+	for _, le := range errs {
+		reasons[filepath.Base(le.Path)] = le.Reason
+	}
+	wantErrs := map[string][]string{
+		"b-badversion.wasm":   {"ABI version 2"},
+		"c-dupname.wasm":      {`tool "wat.echo" is also declared by`, "a-echo.wasm"},
+		"e-describeloop.wasm": {"did not return within"},
+		"f-junk.wasm":         {"not a valid WebAssembly module"},
+	}
+	if len(reasons) != len(wantErrs) {
+		t.Errorf("load errors for %v, want %d files", reasons, len(wantErrs))
+	}
+	for file, wants := range wantErrs {
+		for _, want := range wants {
+			if !strings.Contains(reasons[file], want) {
+				t.Errorf("%s: reason %q does not contain %q", file, reasons[file], want)
+			}
+		}
+	}
+	// The clash names both files: the one skipped (Path) and the owner.
+	for _, le := range errs {
+		if filepath.Base(le.Path) == "c-dupname.wasm" && !strings.Contains(le.Error(), "c-dupname.wasm") {
+			t.Errorf("clash error %q does not name the skipped file", le.Error())
+		}
+	}
+
+	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("progress has %d lines, want one per .wasm file (6):\n%s", len(lines), progress.String())
+	}
+	wantLines := []string{
+		"toolhost: load " + filepath.Join(dir, "a-echo.wasm") + ": 1 tools (wat.echo) in ",
+		"toolhost: skip " + filepath.Join(dir, "b-badversion.wasm") + ": ",
+		"toolhost: skip " + filepath.Join(dir, "c-dupname.wasm") + `: tool "wat.echo" is also declared by ` + filepath.Join(dir, "a-echo.wasm"),
+		"toolhost: load " + filepath.Join(dir, "d-garbage.wasm") + ": 1 tools (wat.garbage) in ",
+		"toolhost: skip " + filepath.Join(dir, "e-describeloop.wasm") + ": ",
+		"toolhost: skip " + filepath.Join(dir, "f-junk.wasm") + ": ",
+	}
+	for i, want := range wantLines {
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("progress line %d = %q, want prefix %q", i, lines[i], want)
+		}
+	}
+
+	// The loaded modules serve.
+	res, err := mods[0].Call(context.Background(), "wat.echo", []byte(`[1,2]`), host.Limits{})
+	if err != nil || string(res) != `[1,2]` {
+		t.Errorf("echo after LoadDir = %s, %v", res, err)
+	}
+}
+
+func TestLoadDirMissing(t *testing.T) {
+	rt, _, _ := sharedRuntime(t)
+	_, _, err := rt.LoadDir(context.Background(), filepath.Join(t.TempDir(), "nope"), nil)
+	if err == nil {
+		t.Fatal("LoadDir of a missing folder succeeded")
+	}
+}
+
+// TestCompilationCache: a runtime with a CacheDir writes compiled code
+// there, and a second runtime on the same folder loads from it.
+func TestCompilationCache(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 2 {
+		rt := newRuntime(t, host.Config{CacheDir: dir})
+		m, err := rt.LoadFile(context.Background(), watPath(t, "echo"))
+		if err != nil {
+			t.Fatalf("runtime %d: %v", i, err)
+		}
+		if res, err := m.Call(context.Background(), "wat.echo", []byte(`"x"`), host.Limits{}); err != nil || string(res) != `"x"` {
+			t.Fatalf("runtime %d: call = %s, %v", i, res, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) == 0 {
+			t.Fatalf("runtime %d: cache folder %s is empty", i, dir)
+		}
+	}
+	rt := newRuntime(t, host.Config{CacheDir: "off"})
+	if _, err := rt.LoadFile(context.Background(), watPath(t, "echo")); err != nil {
+		t.Fatalf(`CacheDir "off": %v`, err)
+	}
+}

@@ -1,0 +1,14 @@
+;; both.wat: the response has both "result" and "error".
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"abi\":1,\"tools\":[{\"name\":\"wat.both\",\"input_schema\":{\"type\":\"object\"}}]}") ;; manifest, 72 bytes
+  (data (i32.const 2048) "{\"result\":1,\"error\":{\"kind\":\"internal\",\"message\":\"and also this\"}}") ;; response, 66 bytes
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "toolhost_abi_version") (result i32) (i32.const 1))
+  (func (export "toolhost_alloc") (param $size i32) (result i32)
+    (global.get $heap)
+    (global.set $heap (i32.add (global.get $heap) (local.get $size))))
+  (func (export "toolhost_describe") (result i64) (i64.const 72)) ;; ptr 0, len 72
+  (func (export "toolhost_call") (param i32 i32 i32 i32) (result i64)
+    (i64.const 0x80000000042)) ;; (2048 << 32) | 66: ptr 2048, len 66
+)

@@ -1,0 +1,16 @@
+;; describeloop.wat: toolhost_describe never returns.
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"abi\":1,\"tools\":[{\"name\":\"wat.describeloop\",\"input_schema\":{\"type\":\"object\"}}]}") ;; manifest, 80 bytes
+  (data (i32.const 2048) "{\"result\":1}") ;; response, 12 bytes
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "toolhost_abi_version") (result i32) (i32.const 1))
+  (func (export "toolhost_alloc") (param $size i32) (result i32)
+    (global.get $heap)
+    (global.set $heap (i32.add (global.get $heap) (local.get $size))))
+  (func (export "toolhost_describe") (result i64)
+    (loop $forever (br $forever))
+    (i64.const 0))
+  (func (export "toolhost_call") (param i32 i32 i32 i32) (result i64)
+    (i64.const 0x8000000000c)) ;; (2048 << 32) | 12: ptr 2048, len 12
+)

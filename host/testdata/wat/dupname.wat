@@ -1,0 +1,15 @@
+;; dupname.wat: a well-formed module declaring wat.echo, the tool echo.wat
+;; declares: loading both from one folder is a name clash.
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"abi\":1,\"tools\":[{\"name\":\"wat.echo\",\"input_schema\":{\"type\":\"object\"}}]}") ;; manifest, 72 bytes
+  (data (i32.const 2048) "{\"result\":\"the other echo\"}") ;; response, 27 bytes
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "toolhost_abi_version") (result i32) (i32.const 1))
+  (func (export "toolhost_alloc") (param $size i32) (result i32)
+    (global.get $heap)
+    (global.set $heap (i32.add (global.get $heap) (local.get $size))))
+  (func (export "toolhost_describe") (result i64) (i64.const 72)) ;; ptr 0, len 72
+  (func (export "toolhost_call") (param i32 i32 i32 i32) (result i64)
+    (i64.const 0x8000000001b)) ;; (2048 << 32) | 27: ptr 2048, len 27
+)

@@ -1,0 +1,15 @@
+;; invalidutf8.wat: toolhost_call returns JSON whose string holds invalid UTF-8
+;; (0xff 0xfe).
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"abi\":1,\"tools\":[{\"name\":\"wat.invalidutf8\",\"input_schema\":{\"type\":\"object\"}}]}") ;; manifest, 79 bytes
+  (data (i32.const 2048) "{\"result\":\"\ff\fe\"}") ;; response, 15 bytes
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "toolhost_abi_version") (result i32) (i32.const 1))
+  (func (export "toolhost_alloc") (param $size i32) (result i32)
+    (global.get $heap)
+    (global.set $heap (i32.add (global.get $heap) (local.get $size))))
+  (func (export "toolhost_describe") (result i64) (i64.const 79)) ;; ptr 0, len 79
+  (func (export "toolhost_call") (param i32 i32 i32 i32) (result i64)
+    (i64.const 0x8000000000f)) ;; (2048 << 32) | 15: ptr 2048, len 15
+)

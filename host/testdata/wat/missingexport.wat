@@ -1,0 +1,11 @@
+;; missingexport.wat: has no toolhost_call export.
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 0) "{\"abi\":1,\"tools\":[{\"name\":\"wat.missing\",\"input_schema\":{\"type\":\"object\"}}]}") ;; manifest, 75 bytes
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "toolhost_abi_version") (result i32) (i32.const 1))
+  (func (export "toolhost_alloc") (param $size i32) (result i32)
+    (global.get $heap)
+    (global.set $heap (i32.add (global.get $heap) (local.get $size))))
+  (func (export "toolhost_describe") (result i64) (i64.const 75)) ;; ptr 0, len 75
+)
