@@ -11,7 +11,10 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // BenchmarkCompile is a restart's cost per module: a new Runtime loading
@@ -72,11 +75,31 @@ func BenchmarkCall(b *testing.B) {
 	args := []byte(`{}`)
 	goMod := raw.compile(b, misbehavePath)
 	bench("toolhost", func() ([]byte, error) { return mb.Call(ctx, "state", args, host.Limits{}) }, "1")
+	d := dispatcherFor(b, mb, "state")
+	bench("dispatcher+toolhost", func() ([]byte, error) {
+		return d.Call(ctx, dispatcher.Call{Tool: "state", Args: args})
+	}, "1")
 	bench("raw-wazero", func() ([]byte, error) { return raw.call(ctx, goMod, "state", args) }, `{"result":1}`)
 
 	watMod := raw.compile(b, watPath(b, "echo"))
 	bench("toolhost-wat", func() ([]byte, error) { return echo.Call(ctx, "wat.echo", args, host.Limits{}) }, "{}")
 	bench("raw-wazero-wat", func() ([]byte, error) { return raw.call(ctx, watMod, "wat.echo", args) }, `{"result":{}}`)
+}
+
+// dispatcherFor is the whole server-side path minus MCP: registry record,
+// argument validation, the dispatcher's policies, then Module.Call.
+func dispatcherFor(b testing.TB, m *host.Module, tool string) *dispatcher.Dispatcher {
+	for _, t := range m.Tools {
+		if t.Name == tool {
+			reg, err := registry.New([]*registry.Tool{loader.Record(m, t, loader.Override{})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return dispatcher.New(reg, dispatcher.Config{})
+		}
+	}
+	b.Fatalf("no tool %s", tool)
+	return nil
 }
 
 // rawRuntime is wazero configured as host.New configures it: the
