@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -159,4 +161,43 @@ func followEvents(t *testing.T, mcpURL, prefix string) <-chan streamedEvent {
 		resp.Body.Close()
 	})
 	return ch
+}
+
+func TestE2EBreakerOpensAndRecovers(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "toolhost.toml")
+	const cooldown = 300 * time.Millisecond
+	err := os.WriteFile(cfg, []byte(`
+[tools."flaky"]
+[tools."flaky".breaker]
+failures = 3
+window = "1m"
+cooldown = "300ms"
+jitter = 0
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, pluginsDir(t), "--config", cfg)
+	cs := srv.client(t)
+	// Three transient attempts: three counted failures open the breaker.
+	if de := envelope(t, callTool(t, cs, "flaky", map[string]any{"fail": true}, nil)); de.Kind != dispatcher.KindTransient {
+		t.Fatalf("got %+v", de)
+	}
+	opened := time.Now()
+	de := envelope(t, callTool(t, cs, "flaky", map[string]any{}, nil))
+	if de.Kind != dispatcher.KindCircuitOpen || de.Attempts != 0 {
+		t.Fatalf("got %+v, want circuit_open with 0 attempts", de)
+	}
+	// Other tools are not affected.
+	if res := callTool(t, cs, "echo", map[string]any{}, nil); res.IsError {
+		t.Fatal("one tool's breaker must not refuse another tool")
+	}
+	// The cool-down is wall time in a real server: wait it out once.
+	time.Sleep(cooldown - time.Since(opened))
+	if res := callTool(t, cs, "flaky", map[string]any{}, nil); res.IsError {
+		t.Fatalf("the half-open probe should succeed: %+v", res.Content)
+	}
+	if res := callTool(t, cs, "flaky", map[string]any{}, nil); res.IsError {
+		t.Fatalf("closed again after the probe: %+v", res.Content)
+	}
 }

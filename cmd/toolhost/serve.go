@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
@@ -47,6 +48,7 @@ flight finish, up to --grace.`,
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:7331", "HTTP listen address (Streamable HTTP at /mcp)")
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout instead of HTTP")
 	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", `compilation cache folder (default <user cache dir>/toolhost/wazero; "off" disables)`)
+	cmd.Flags().StringVar(&f.config, "config", "", "TOML file of dispatch settings and per-tool overrides (docs/CONFIG.md)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	return cmd
 }
@@ -54,18 +56,30 @@ flight finish, up to --grace.`,
 func runServe(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
-	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger})
+	cfg := &config.Config{}
+	if f.config != "" {
+		var err error
+		if cfg, err = config.Load(f.config); err != nil {
+			return err
+		}
+	}
+	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: cfg.HostLimits()})
 	if err != nil {
 		return err
 	}
 	defer rt.Close(context.Background())
-	loaded, err := loader.Load(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr()})
+	loaded, err := loader.Load(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides()})
 	if err != nil {
 		return err
 	}
 	logger.Info("tools loaded", "tools", len(loaded.Registry.List()), "modules", len(loaded.Modules), "skipped", len(loaded.Errors))
+	for _, name := range cfg.ToolNames() {
+		if _, ok := loaded.Registry.Lookup(name); !ok {
+			logger.Warn("config names a tool no module serves", "tool", name, "config", f.config)
+		}
+	}
 	bus := events.NewBus(logger)
-	d := dispatcher.New(loaded.Registry, dispatcher.Config{Events: bus})
+	d := dispatcher.New(loaded.Registry, cfg.Dispatcher(dispatcher.Config{Events: bus}))
 	srv := transport.New(d, loaded.Registry, transport.Options{Version: version, Logger: logger})
 	if f.stdio {
 		return serveStdio(ctx, srv, f.grace, logger)

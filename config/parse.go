@@ -1,0 +1,469 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+)
+
+// parse turns src into a Config, or the first (nearest the top) *Error.
+//
+// BurntSushi/toml parses the syntax (its ParseError carries the line). The
+// generic tree it yields is then checked against the schema below, rather
+// than decoded into tagged structs, because struct decoding matches keys
+// case-insensitively (Timeout = "1s" would pass, and with timeout beside it
+// one of the two would win at random), reports type mismatches as plain
+// errors in its own words, and stops at the first one in map order.
+func parse(name, src string) (*Config, error) {
+	src = strings.TrimPrefix(src, "\ufeff") // as the parser does, so offsets agree
+	tree, err := decode(src)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: name, Line: errorLine(src, pe.Position), Reason: "invalid TOML: " + pe.Message, Err: err}
+		}
+		return nil, &Error{File: name, Reason: strings.TrimPrefix(err.Error(), "toml: "), Err: err}
+	}
+	c := &Config{}
+	p := &checker{keys: indexKeys(src)}
+	p.document(tree, c)
+	if len(p.errs) > 0 {
+		// The first problem in the file; unlocated ones (there should be
+		// none) last, ties in the order found.
+		at := func(e problem) int {
+			if e.pos.line == 0 {
+				return math.MaxInt
+			}
+			return e.pos.off
+		}
+		first := slices.MinFunc(p.errs, func(a, b problem) int { return cmp.Compare(at(a), at(b)) })
+		return nil, &Error{File: name, Line: first.pos.line, Reason: first.reason}
+	}
+	return c, nil
+}
+
+// errorLine is the line of a syntax error. Position.Line is one too far
+// when the error is at a newline (the lexer has already counted it:
+// "expected ']' but got '\n'"); the byte offset Position.Start is not.
+func errorLine(src string, pos toml.Position) int {
+	if pos.Start > 0 && pos.Start <= len(src) {
+		return 1 + strings.Count(src[:pos.Start], "\n")
+	}
+	return max(pos.Line, 1)
+}
+
+// decode runs the TOML parser; a panic in it is an error, not a crash.
+func decode(src string) (tree map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tree, err = nil, fmt.Errorf("the TOML parser failed: %v", r)
+		}
+	}()
+	_, err = toml.Decode(src, &tree)
+	return tree, err
+}
+
+// A problem is one thing wrong with the file, at a key.
+type problem struct {
+	pos    keyPos
+	reason string
+}
+
+// checker walks the parsed tree, filling a Config and collecting problems.
+type checker struct {
+	keys map[string]keyPos
+	errs []problem
+}
+
+func (p *checker) fail(path []string, format string, args ...any) {
+	k := toml.Key(path).String()
+	p.errs = append(p.errs, problem{pos: p.keys[k], reason: k + ": " + fmt.Sprintf(format, args...)})
+}
+
+// A field is one key of a table and how to check it.
+type field struct {
+	name  string
+	check func(path []string, v any)
+}
+
+// fields checks table t at path against fs; other keys are unknown.
+func (p *checker) fields(path []string, t map[string]any, fs ...field) {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = f.name
+	}
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		kp := concat(path, []string{k})
+		i := slices.Index(names, k)
+		if i < 0 {
+			p.unknown(kp, names)
+			continue
+		}
+		fs[i].check(kp, t[k])
+	}
+}
+
+func (p *checker) unknown(path []string, known []string) {
+	key := path[len(path)-1]
+	where := "at the top level"
+	if len(path) > 1 {
+		where = "in [" + toml.Key(path[:len(path)-1]).String() + "]"
+	}
+	known = slices.Sorted(slices.Values(known))
+	if s := suggest(key, known); s != "" {
+		p.fail(path, "unknown key %q %s; did you mean %q?", key, where, s)
+		return
+	}
+	p.fail(path, "unknown key %q %s (known keys: %s)", key, where, strings.Join(known, ", "))
+}
+
+// suggest returns the known key key was probably meant to be: the same but
+// for case or - for _, or at most two edits away.
+func suggest(key string, known []string) string {
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	best, bestD := "", 3
+	for _, k := range known {
+		if norm(k) == norm(key) {
+			return k
+		}
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// table returns v as a table, or nil after a problem.
+func (p *checker) table(path []string, v any, hint string) map[string]any {
+	if t, ok := v.(map[string]any); ok {
+		return t
+	}
+	if _, ok := v.([]map[string]any); ok {
+		p.fail(path, "must be a table (%s), not an array of tables ([[...]])", hint)
+		return nil
+	}
+	p.fail(path, "must be a table (%s), not %s", hint, describe(v))
+	return nil
+}
+
+func (p *checker) document(tree map[string]any, c *Config) {
+	p.fields(nil, tree,
+		field{"dispatch", func(path []string, v any) {
+			if t := p.table(path, v, "[dispatch]"); t != nil {
+				p.dispatch(path, t, &c.Dispatch)
+			}
+		}},
+		field{"breaker", func(path []string, v any) {
+			if t := p.table(path, v, "[breaker]"); t != nil {
+				p.breaker(path, t, &c.Breaker)
+			}
+		}},
+		field{"limits", func(path []string, v any) {
+			if t := p.table(path, v, "[limits]"); t != nil {
+				p.fields(path, t, p.limitFields(&c.Limits)...)
+			}
+		}},
+		field{"tools", func(path []string, v any) {
+			if t := p.table(path, v, `[tools."NAME"] sections`); t != nil {
+				p.tools(path, t, c)
+			}
+		}},
+	)
+}
+
+func (p *checker) dispatch(path []string, t map[string]any, d *Dispatch) {
+	p.fields(path, t,
+		field{"concurrency", func(path []string, v any) { p.count(path, v, &d.Concurrency) }},
+		field{"global_concurrency", func(path []string, v any) { p.count(path, v, &d.GlobalConcurrency) }},
+		field{"queue_timeout", func(path []string, v any) { p.duration(path, v, &d.QueueTimeout) }},
+		field{"idempotency_ttl", func(path []string, v any) { p.duration(path, v, &d.IdempotencyTTL) }},
+	)
+}
+
+func (p *checker) breaker(path []string, t map[string]any, b *Breaker) {
+	p.fields(path, t,
+		field{"failures", func(path []string, v any) { p.count(path, v, &b.Failures) }},
+		field{"window", func(path []string, v any) { p.duration(path, v, &b.Window) }},
+		field{"cooldown", func(path []string, v any) { p.duration(path, v, &b.Cooldown) }},
+		field{"jitter", func(path []string, v any) { p.ratio(path, v, &b.Jitter) }},
+		field{"probes", func(path []string, v any) { p.count(path, v, &b.Probes) }},
+	)
+}
+
+func (p *checker) limitFields(l *host.Limits) []field {
+	return []field{
+		{"memory", func(path []string, v any) {
+			if n, ok := p.size(path, v, MinMemory, MaxMemory,
+				"below the 4 MiB minimum (a Go guest needs about 3.25 MiB to start)",
+				"above the 4 GiB maximum (WebAssembly memory is 32-bit)"); ok {
+				l.MemoryBytes = n
+			}
+		}},
+		{"output", func(path []string, v any) {
+			if n, ok := p.size(path, v, 1, math.MaxUint32, "", "4 GiB or more (the limit is a 32-bit count)"); ok {
+				l.OutputBytes = uint32(n)
+			}
+		}},
+		{"log", func(path []string, v any) {
+			if n, ok := p.size(path, v, 1, math.MaxUint32, "", "4 GiB or more (the limit is a 32-bit count)"); ok {
+				l.LogBytes = int(n)
+			}
+		}},
+	}
+}
+
+func (p *checker) tools(path []string, t map[string]any, c *Config) {
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		tp := concat(path, []string{name})
+		var tool Tool
+		ok := true
+		if !abi.ValidToolName(name) {
+			p.fail(tp, "tool name %q does not match ^[A-Za-z0-9_.-]{1,128}$ (no manifest can declare it)", truncate(name))
+			ok = false
+		}
+		tt, isTable := t[name].(map[string]any)
+		if !isTable {
+			p.fail(tp, "must be a table of settings for tool %q ([%s]), not %s; per-tool keys go under [tools.\"NAME\"]",
+				truncate(name), toml.Key(tp).String(), describe(t[name]))
+			continue
+		}
+		fs := []field{
+			{"timeout", func(path []string, v any) { p.duration(path, v, &tool.Timeout) }},
+			{"idempotent", func(path []string, v any) { p.flag(path, v, &tool.Idempotent) }},
+			{"read_only", func(path []string, v any) { p.flag(path, v, &tool.ReadOnly) }},
+			{"concurrency", func(path []string, v any) { p.count(path, v, &tool.Concurrency) }},
+			{"breaker", func(path []string, v any) {
+				if bt := p.table(path, v, "["+toml.Key(path).String()+"]"); bt != nil {
+					p.breaker(path, bt, &tool.Breaker)
+				}
+			}},
+		}
+		fs = append(fs, p.limitFields(&tool.Limits)...)
+		p.fields(tp, tt, fs...)
+		if ok {
+			if c.Tools == nil {
+				c.Tools = make(map[string]Tool)
+			}
+			c.Tools[name] = tool
+		}
+	}
+}
+
+// count checks an integer in [1, MaxCount].
+func (p *checker) count(path []string, v any, dst *int) {
+	n, ok := v.(int64)
+	switch {
+	case !ok:
+		p.fail(path, "must be a whole number, not %s", describe(v))
+	case n < 1:
+		p.fail(path, "must be at least 1, not %d (leave the key out for the default)", n)
+	case n > MaxCount:
+		p.fail(path, "must be at most %d, not %d", MaxCount, n)
+	default:
+		*dst = int(n)
+	}
+}
+
+// duration checks a Go duration string greater than zero.
+func (p *checker) duration(path []string, v any, dst *time.Duration) {
+	s, ok := v.(string)
+	if !ok {
+		p.fail(path, `must be a duration string such as "250ms", "5s" or "1m", not %s`, describe(v))
+		return
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		p.fail(path, `%q is not a duration (write a number and a unit: "250ms", "5s", "1m", "1h30m")`, truncate(s))
+	case d <= 0:
+		p.fail(path, "must be greater than zero, not %q (leave the key out for the default)", s)
+	default:
+		*dst = d
+	}
+}
+
+// ratio checks a number in [0, 1].
+func (p *checker) ratio(path []string, v any, dst **float64) {
+	var f float64
+	switch n := v.(type) {
+	case float64:
+		f = n
+	case int64:
+		f = float64(n)
+	default:
+		p.fail(path, "must be a number between 0 and 1, not %s", describe(v))
+		return
+	}
+	if !(f >= 0 && f <= 1) { // also NaN
+		p.fail(path, "must be between 0 and 1, not %v", f)
+		return
+	}
+	*dst = &f
+}
+
+func (p *checker) flag(path []string, v any, dst **bool) {
+	b, ok := v.(bool)
+	if !ok {
+		p.fail(path, "must be true or false, not %s", describe(v))
+		return
+	}
+	*dst = &b
+}
+
+// size checks a size in [lo, hi] bytes: an integer, or a string with a unit.
+func (p *checker) size(path []string, v any, lo, hi uint64, below, above string) (uint64, bool) {
+	var n uint64
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			p.fail(path, "must be a size, not %d", x)
+			return 0, false
+		}
+		n = uint64(x)
+	case string:
+		var err error
+		if n, err = parseSize(x); err != nil {
+			p.fail(path, "%q is not a size: %v", truncate(x), err)
+			return 0, false
+		}
+	default:
+		p.fail(path, `must be a size (bytes, or a string such as "64MiB"), not %s`, describe(v))
+		return 0, false
+	}
+	switch {
+	case n == 0:
+		p.fail(path, "must be greater than zero (leave the key out for the default)")
+	case n < lo:
+		p.fail(path, "%s is %s", formatSize(n), below)
+	case n > hi:
+		p.fail(path, "%s is %s", formatSize(n), above)
+	default:
+		return n, true
+	}
+	return 0, false
+}
+
+var units = []struct {
+	name string
+	mult uint64
+}{
+	{"B", 1},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+}
+
+// parseSize parses "64MiB", "64 MiB", "1000KB" or "4096" (bytes).
+func parseSize(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && '0' <= t[i] && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, errors.New(`want a whole number and a unit, such as "64MiB"`)
+	}
+	n, err := strconv.ParseUint(t[:i], 10, 64)
+	if err != nil {
+		return 0, errors.New("the number is too large")
+	}
+	unit := strings.TrimLeft(t[i:], " ")
+	if strings.HasPrefix(unit, ".") {
+		return 0, errors.New(`want a whole number of units (write "1536KiB", not "1.5MiB")`)
+	}
+	if unit == "" {
+		return n, nil
+	}
+	for _, u := range units {
+		if u.name == unit {
+			if n > math.MaxUint64/u.mult {
+				return 0, errors.New("the number is too large")
+			}
+			return n * u.mult, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown unit %q (use B, KiB, MiB, GiB, KB, MB or GB)", truncate(unit))
+}
+
+// formatSize prints n bytes in the largest binary unit that divides it.
+func formatSize(n uint64) string {
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"GiB", 30}, {"MiB", 20}, {"KiB", 10}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return strconv.FormatUint(n>>u.shift, 10) + " " + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10) + " bytes"
+}
+
+// describe names a TOML value's type, with the value when it is short.
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", truncate(x))
+	case int64:
+		return fmt.Sprintf("the integer %d", x)
+	case float64:
+		return fmt.Sprintf("the float %v", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case time.Time:
+		return "a date/time"
+	case []any:
+		return "an array"
+	case []map[string]any:
+		return "an array of tables"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// truncate shortens s for an error message.
+func truncate(s string) string {
+	const limit = 40
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
