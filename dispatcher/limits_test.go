@@ -184,3 +184,31 @@ func TestSchemaAndBudgetDoNotTripBreaker(t *testing.T) {
 		}
 	}
 }
+
+// Hammer: many concurrent gathers on the real scheduler under -race; the
+// per-gather limit and the per-tool cap are never exceeded.
+func TestHammerFanOutCaps(t *testing.T) {
+	f := &fakeTool{script: []step{{}}}
+	d := New(newRegistry(t, toolSpec{name: "t", handler: f}), Config{Concurrency: 5})
+	calls := make([]Call, 64)
+	for i := range calls {
+		calls[i] = Call{Tool: "t"}
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			for _, r := range d.GatherBounded(context.Background(), calls, 4) {
+				if r.Err != nil {
+					t.Error(r.Err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if m := f.maxSeen.Load(); m > 5 {
+		t.Fatalf("%d in flight, over the per-tool cap of 5", m)
+	}
+	if n := f.calls.Load(); n != 20*64 {
+		t.Fatalf("%d calls ran, want %d", n, 20*64)
+	}
+}
