@@ -24,7 +24,8 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) (js
 	claim, err := d.idem.Acquire(ctx, scopedKey(c.Caller, c.IdempotencyKey), fp)
 	if err != nil {
 		if errors.Is(err, idempotency.ErrConflict) {
-			return nil, newError(KindSchema, 0, err, "%s", err.Error())
+			// The store saw the scoped key; the caller should see its own.
+			return nil, newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey)
 		}
 		return nil, newError(KindInternal, 0, err, "idempotency store: %v", err)
 	}

@@ -31,10 +31,26 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		}
 		return errorResult(de), nil
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(res)}},
-		StructuredContent: json.RawMessage(res),
-	}, nil
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res)}}}
+	// MCP defines structuredContent as a JSON object; a tool that returns
+	// a number or a list is carried as text only.
+	if isObject(res) {
+		out.StructuredContent = json.RawMessage(res)
+	}
+	return out, nil
+}
+
+func isObject(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 func errorResult(de *dispatcher.DispatchError) *mcp.CallToolResult {

@@ -42,9 +42,18 @@ until interrupted.`,
 			}
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 64<<10), 4<<20)
+			dropped := false
 			for sc.Scan() {
-				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					fmt.Fprintln(cmd.OutOrStdout(), data)
+				line := sc.Text()
+				switch {
+				case line == "event: dropped":
+					dropped = true
+				case strings.HasPrefix(line, "data: ") && dropped:
+					// The events stay parseable on stdout; the gap is news for the human.
+					fmt.Fprintf(cmd.ErrOrStderr(), "toolhost: this stream fell behind; %s events dropped so far\n", strings.TrimPrefix(line, "data: "))
+					dropped = false
+				case strings.HasPrefix(line, "data: "):
+					fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(line, "data: "))
 				}
 			}
 			if cmd.Context().Err() != nil {
