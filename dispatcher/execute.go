@@ -21,41 +21,61 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) (
 		if !ok {
 			return nil, d.finish(tool, c, start, circuitOpen(tool.Name, n-1, b))
 		}
-		res, derr := d.attempt(ctx, tool, c, n)
-		b.Record(ticket, breakerOutcome(ctx, derr))
+		slot, derr := d.limits.acquire(ctx, tool.Name, n-1)
+		var res json.RawMessage
 		if derr == nil {
-			d.finishOK(tool, c, start, n)
+			res, derr = d.attempt(ctx, tool, c, n)
+		}
+		b.Record(ticket, breakerOutcome(ctx, derr))
+		// Decide and publish while still holding the slot, so that in the
+		// event stream every attempt's end (its retry or result event)
+		// comes before the attempt that takes its slot.
+		delay, final := d.decide(ctx, tool, c, b, start, n, derr)
+		if slot != nil {
+			d.limits.release(slot)
+		}
+		if derr == nil {
 			return res, nil
 		}
-		if n >= d.retry.MaxAttempts || !retryable(derr, tool.Idempotent) || ctx.Err() != nil {
-			return nil, d.finish(tool, c, start, derr)
+		if final != nil {
+			return nil, final
 		}
-		if c.Budget != nil && n >= *c.Budget {
-			return nil, d.finish(tool, c, start, newError(KindBudgetExceeded, n, derr,
-				"budget of %d attempts spent; last attempt: %s: %s", *c.Budget, derr.Kind, derr.Message))
-		}
-		delay := d.retry.delay(n, time.Duration(derr.RetryAfterMS)*time.Millisecond, d.rand())
-		if !covers(ctx, delay) {
-			return nil, d.finish(tool, c, start, derr)
-		}
-		if b.State() == breaker.Open {
-			return nil, d.finish(tool, c, start, circuitOpen(tool.Name, n, b))
-		}
-		d.emitRetry(tool, c, n, delay, derr)
 		if !sleep(ctx, delay) {
 			return nil, d.finish(tool, c, start, derr)
 		}
 	}
 }
 
-// attempt runs the tool once: a concurrency slot first, then the
-// per-attempt timeout, which starts only once the slot is held.
-func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n int) (json.RawMessage, *DispatchError) {
-	slot, derr := d.limits.acquire(ctx, tool.Name, n-1)
-	if derr != nil {
-		return nil, derr
+// decide settles attempt n: on success it publishes the result; on failure
+// it returns the final envelope (published), or the delay before the next
+// attempt (the retry published).
+func (d *Dispatcher) decide(ctx context.Context, tool *registry.Tool, c Call, b *breaker.Breaker, start time.Time, n int, derr *DispatchError) (time.Duration, *DispatchError) {
+	if derr == nil {
+		d.finishOK(tool, c, start, n)
+		return 0, nil
 	}
-	defer d.limits.release(slot)
+	if n >= d.retry.MaxAttempts || !retryable(derr, tool.Idempotent) || ctx.Err() != nil {
+		return 0, d.finish(tool, c, start, derr)
+	}
+	if c.Budget != nil && n >= *c.Budget {
+		return 0, d.finish(tool, c, start, newError(KindBudgetExceeded, n, derr,
+			"budget of %d attempts spent; last attempt: %s: %s", *c.Budget, derr.Kind, derr.Message))
+	}
+	delay := d.retry.delay(n, time.Duration(derr.RetryAfterMS)*time.Millisecond, d.rand())
+	if !covers(ctx, delay) {
+		return 0, d.finish(tool, c, start, derr)
+	}
+	if b.State() == breaker.Open {
+		return 0, d.finish(tool, c, start, circuitOpen(tool.Name, n, b))
+	}
+	d.emitRetry(tool, c, n, delay, derr)
+	return delay, nil
+}
+
+// attempt runs the tool once under the per-attempt timeout, which starts
+// now (the caller already holds a concurrency slot), not when the call
+// arrived.
+func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n int) (json.RawMessage, *DispatchError) {
 	timeout := tool.Timeout
 	if c.Timeout > 0 {
 		timeout = c.Timeout

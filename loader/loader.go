@@ -80,9 +80,14 @@ func Load(ctx context.Context, rt *host.Runtime, dir string, opts Options) (*Res
 // records builds the module's registry records, checking each schema
 // compiles so one bad schema skips its module rather than the folder.
 func records(m *host.Module, overrides map[string]Override) ([]*registry.Tool, error) {
+	return refRecords(m, nil, overrides)
+}
+
+func refRecords(m *host.Module, ref *moduleRef, overrides map[string]Override) ([]*registry.Tool, error) {
 	recs := make([]*registry.Tool, 0, len(m.Tools))
 	for _, t := range m.Tools {
 		rec := Record(m, t, overrides[t.Name])
+		rec.Handler.(*boundTool).ref = ref
 		if _, err := registry.New([]*registry.Tool{rec}); err != nil {
 			return nil, err
 		}
@@ -123,10 +128,18 @@ func Record(m *host.Module, t abi.Tool, o Override) *registry.Tool {
 
 type boundTool struct {
 	mod  *host.Module
+	ref  *moduleRef // nil outside a Live folder
 	name string
 	lim  host.Limits
 }
 
 func (b *boundTool) Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	if b.ref != nil {
+		if !b.ref.acquire() {
+			return nil, &abi.Error{Kind: abi.KindInternal,
+				Message: fmt.Sprintf("tool %s: its module was replaced as the call started; call it again", b.name)}
+		}
+		defer b.ref.release()
+	}
 	return b.mod.Call(ctx, b.name, args, b.lim)
 }

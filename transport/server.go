@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/dispatcher"
@@ -34,6 +35,9 @@ type Server struct {
 	mcp      *mcp.Server
 	logger   *slog.Logger
 	inflight inflight
+
+	toolsMu sync.Mutex
+	listed  map[string]*registry.Tool // what tools/list shows, by name
 }
 
 // New builds the MCP server: every tool in reg is listed (by name, with
@@ -66,10 +70,36 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 			return next(ctx, method, req)
 		}
 	})
-	for _, t := range reg.List() {
-		s.mcp.AddTool(mcpTool(t), s.callTool)
-	}
+	s.SetTools(reg)
 	return s
+}
+
+// SetTools makes the listed tools those of reg: tools gone are removed,
+// new or changed ones (re)added. Each change sends MCP clients
+// notifications/tools/list_changed. Calls are unaffected: they always go
+// through the dispatcher, which has its own view of the registry.
+func (s *Server) SetTools(reg *registry.Registry) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	next := make(map[string]*registry.Tool, len(reg.List()))
+	for _, t := range reg.List() {
+		next[t.Name] = t
+	}
+	var gone []string
+	for name := range s.listed {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	for _, t := range reg.List() {
+		if s.listed[t.Name] != t {
+			s.mcp.AddTool(mcpTool(t), s.callTool)
+		}
+	}
+	s.listed = next
 }
 
 func mcpTool(t *registry.Tool) *mcp.Tool {

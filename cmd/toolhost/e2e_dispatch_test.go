@@ -51,24 +51,22 @@ func TestE2EDispatchPolicies(t *testing.T) {
 		for i := range nonces {
 			wg.Go(func() {
 				res := callTool(t, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "e2e-nonce"})
-				b, _ := json.Marshal(res.StructuredContent)
-				nonces[i] = string(b)
+				nonces[i] = textOf(res)
 			})
 		}
 		wg.Wait()
-		again := callTool(t, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "e2e-nonce"})
-		b, _ := json.Marshal(again.StructuredContent)
-		if nonces[0] != nonces[1] || nonces[0] != string(b) || len(nonces[0]) < 32 {
-			t.Fatalf("nonces %v and replay %s: the guest ran more than once", nonces, b)
+		again := textOf(callTool(t, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "e2e-nonce"}))
+		if nonces[0] != nonces[1] || nonces[0] != again || len(nonces[0]) < 32 {
+			t.Fatalf("nonces %v and replay %s: the guest ran more than once", nonces, again)
 		}
-		fresh := callTool(t, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "e2e-other"})
-		if b2, _ := json.Marshal(fresh.StructuredContent); string(b2) == string(b) {
+		fresh := textOf(callTool(t, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "e2e-other"}))
+		if fresh == again {
 			t.Fatal("a different key replayed another key's result")
 		}
 		// The CLI flag is the same option.
 		out, _, code := srv.cli(t, "call", "--idempotency-key", "e2e-nonce", "nonce")
-		if code != 0 || strings.TrimSpace(out) != string(b) {
-			t.Fatalf("cli replay %q, want %s", out, b)
+		if code != 0 || strings.TrimSpace(out) != again {
+			t.Fatalf("cli replay %q, want %s", out, again)
 		}
 	})
 	t.Run("key reuse with other arguments refused", func(t *testing.T) {
@@ -115,6 +113,14 @@ func TestE2EDispatchPolicies(t *testing.T) {
 			t.Fatalf("%d attempts seen, peak in flight %d; want 40 attempts and a peak of at most 8", starts, peak)
 		}
 	})
+}
+
+// textOf is a successful result's text content: the tool's JSON.
+func textOf(res *mcp.CallToolResult) string {
+	if res.IsError || len(res.Content) == 0 {
+		return ""
+	}
+	return res.Content[0].(*mcp.TextContent).Text
 }
 
 type streamedEvent struct {

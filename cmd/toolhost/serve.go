@@ -24,6 +24,7 @@ type serveFlags struct {
 	stdio    bool
 	cacheDir string
 	config   string
+	watch    bool
 	grace    time.Duration
 }
 
@@ -34,7 +35,9 @@ func newServeCmd() *cobra.Command {
 		Short: "Serve the tools in the plugins folder over MCP",
 		Long: `serve loads every .wasm module in the plugins folder and serves its tools over
 MCP: Streamable HTTP at http://ADDR/mcp, or stdin/stdout with --stdio. Logs go
-to stderr. On SIGINT or SIGTERM it stops accepting work and lets calls in
+to stderr. The folder is watched: a new or replaced .wasm is loaded and swapped
+in while calls in flight finish on the old version; a removed file removes its
+tools; a file that fails to load leaves its previous version serving. On SIGINT or SIGTERM it stops accepting work and lets calls in
 flight finish, up to --grace.`,
 		Example: `  toolhost serve
   toolhost serve --plugins ./plugins --addr 127.0.0.1:7331
@@ -49,6 +52,7 @@ flight finish, up to --grace.`,
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout instead of HTTP")
 	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", `compilation cache folder (default <user cache dir>/toolhost/wazero; "off" disables)`)
 	cmd.Flags().StringVar(&f.config, "config", "", "TOML file of dispatch settings and per-tool overrides (docs/CONFIG.md)")
+	cmd.Flags().BoolVar(&f.watch, "watch", true, "reload plugins when files in the folder change (--watch=false to turn off)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	return cmd
 }
@@ -68,19 +72,28 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	loaded, err := loader.Load(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides()})
+	live, err := loader.Open(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides()}, logger)
 	if err != nil {
 		return err
 	}
-	logger.Info("tools loaded", "tools", len(loaded.Registry.List()), "modules", len(loaded.Modules), "skipped", len(loaded.Errors))
+	defer live.Close()
+	logger.Info("tools loaded", "tools", len(live.Registry().List()))
 	for _, name := range cfg.ToolNames() {
-		if _, ok := loaded.Registry.Lookup(name); !ok {
+		if _, ok := live.Lookup(name); !ok {
 			logger.Warn("config names a tool no module serves", "tool", name, "config", f.config)
 		}
 	}
 	bus := events.NewBus(logger)
-	d := dispatcher.New(loaded.Registry, cfg.Dispatcher(dispatcher.Config{Events: bus}))
-	srv := transport.New(d, loaded.Registry, transport.Options{Version: version, Logger: logger})
+	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus}))
+	srv := transport.New(d, live.Registry(), transport.Options{Version: version, Logger: logger})
+	live.OnChange(srv.SetTools)
+	if f.watch {
+		go func() {
+			if err := live.Watch(ctx, 0); err != nil {
+				logger.Warn("hot reload is off", "err", err)
+			}
+		}()
+	}
 	if f.stdio {
 		return serveStdio(ctx, srv, f.grace, logger)
 	}

@@ -1,0 +1,289 @@
+package loader
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/registry"
+)
+
+// Live is a plugins folder kept in step with its files: Rescan (or Watch)
+// compiles new and changed modules off the request path and swaps a new
+// registry in atomically. Calls in flight finish on the module they
+// started with; a removed file removes its tools; a file that fails to
+// load leaves the version before it serving. Live is safe for concurrent
+// use, and is a dispatcher.Tools.
+type Live struct {
+	rt     *host.Runtime
+	dir    string
+	opts   Options
+	logger *slog.Logger
+
+	cur      atomic.Pointer[registry.Registry]
+	inflight atomic.Int64
+
+	mu        sync.Mutex // serialises rescans and guards the fields below
+	files     map[string]*liveFile
+	rejected  map[string]string // path -> sha256 of bytes already refused
+	listeners []func(*registry.Registry)
+}
+
+type liveFile struct {
+	sha  string
+	ref  *moduleRef
+	recs []*registry.Tool
+}
+
+// Open loads dir and returns it live. logger receives reload outcomes (nil:
+// slog.Default). The error is only for a folder that cannot be read.
+func Open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) (*Live, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("plugins folder: %w", err)
+	}
+	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
+		files: map[string]*liveFile{}, rejected: map[string]string{}}
+	empty, _ := registry.New(nil)
+	l.cur.Store(empty)
+	if _, err := l.Rescan(ctx); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Lookup finds a tool in the current registry.
+func (l *Live) Lookup(name string) (*registry.Tool, bool) { return l.cur.Load().Lookup(name) }
+
+// InFlight returns the number of calls running on this folder's modules,
+// current and replaced versions alike.
+func (l *Live) InFlight() int64 { return l.inflight.Load() }
+
+// Registry returns the current registry.
+func (l *Live) Registry() *registry.Registry { return l.cur.Load() }
+
+// OnChange registers f to run, with the new registry, after every swap.
+// Listeners run on the rescanning goroutine, one swap at a time.
+func (l *Live) OnChange(f func(*registry.Registry)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.listeners = append(l.listeners, f)
+}
+
+// Change is what one rescan did.
+type Change struct {
+	Loaded  []string            // files (re)loaded and now serving
+	Removed []string            // files gone, with their tools
+	Errors  []*host.LoadError   // files refused; any older version keeps serving
+	Tools   map[string][]string // file -> tool names, for loaded files
+}
+
+// Empty reports whether the rescan changed nothing.
+func (c *Change) Empty() bool { return len(c.Loaded) == 0 && len(c.Removed) == 0 && len(c.Errors) == 0 }
+
+// Rescan brings the registry in line with the folder. It reads each
+// *.wasm file, loads those whose sha256 is new, and swaps once if anything
+// changed.
+func (l *Live) Rescan(ctx context.Context) (*Change, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	paths, err := filepath.Glob(filepath.Join(l.dir, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	ch := &Change{Tools: map[string][]string{}}
+	next := make(map[string]*liveFile, len(paths))
+	var fresh []string // paths whose bytes changed, to load
+	bytesOf := map[string][]byte{}
+	shaOf := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // vanished between glob and read: the next rescan sees it
+		}
+		sum := sha256.Sum256(b)
+		sha := hex.EncodeToString(sum[:])
+		if old, ok := l.files[p]; ok && old.sha == sha {
+			next[p] = old
+			continue
+		}
+		if l.rejected[p] == sha {
+			if old, ok := l.files[p]; ok {
+				next[p] = old
+			}
+			continue
+		}
+		fresh = append(fresh, p)
+		bytesOf[p], shaOf[p] = b, sha
+	}
+	for p := range l.files {
+		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) {
+			ch.Removed = append(ch.Removed, p)
+		}
+	}
+	loaded := l.compile(ctx, fresh, bytesOf)
+	for i, p := range fresh {
+		l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
+	}
+	if ch.Empty() {
+		return ch, nil
+	}
+	l.swap(next, ch)
+	return ch, nil
+}
+
+type loadResult struct {
+	mod *host.Module
+	err error
+}
+
+// compile loads the changed files concurrently (compilation dominates a
+// reload), bounded by the number of CPUs.
+func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][]byte) []loadResult {
+	out := make([]loadResult, len(paths))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			m, err := l.rt.Load(ctx, p, bytesOf[p])
+			out[i] = loadResult{m, err}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// admit puts a freshly loaded file in next, in place of any older version,
+// if it loaded and its tool names are free (not claimed by another file in
+// next). Otherwise the older version stays, and these bytes are remembered
+// as refused so the next rescan does not retry them.
+func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next map[string]*liveFile, ch *Change) {
+	keepOld := func(le *host.LoadError) {
+		ch.Errors = append(ch.Errors, le)
+		l.rejected[path] = sha
+		if old, ok := l.files[path]; ok {
+			next[path] = old
+		}
+	}
+	m, err := res.mod, res.err
+	if err != nil {
+		var le *host.LoadError
+		if !errors.As(err, &le) {
+			le = &host.LoadError{Path: path, Reason: err.Error(), Err: err}
+		}
+		keepOld(le)
+		return
+	}
+	if clash := claimed(m, path, next); clash != "" {
+		_ = m.Close(ctx)
+		keepOld(&host.LoadError{Path: path, Reason: clash})
+		return
+	}
+	ref := &moduleRef{mod: m, total: &l.inflight}
+	recs, err := refRecords(m, ref, l.opts.Overrides)
+	if err != nil {
+		_ = m.Close(ctx)
+		keepOld(&host.LoadError{Path: path, Reason: err.Error(), Err: err})
+		return
+	}
+	delete(l.rejected, path)
+	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
+	ch.Loaded = append(ch.Loaded, path)
+	for _, t := range m.Tools {
+		ch.Tools[path] = append(ch.Tools[path], t.Name)
+	}
+}
+
+// claimed names a tool of m that another file in next already serves.
+func claimed(m *host.Module, path string, next map[string]*liveFile) string {
+	for other, f := range next {
+		if other == path {
+			continue
+		}
+		for _, r := range f.recs {
+			for _, t := range m.Tools {
+				if t.Name == r.Name {
+					return fmt.Sprintf("tool %q is also declared by %s; tool names must be unique across the plugins folder", t.Name, other)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// swap installs next: a new registry first, then modules no longer in use
+// are retired (closed once their calls in flight return).
+func (l *Live) swap(next map[string]*liveFile, ch *Change) {
+	var tools []*registry.Tool
+	for _, f := range next {
+		tools = append(tools, f.recs...)
+	}
+	reg, err := registry.New(tools)
+	if err != nil {
+		// Cannot happen: names were checked for clashes and each record
+		// compiled. Keep serving what we had rather than nothing.
+		l.logger.Error("reload: building the registry failed; keeping the previous tools", "err", err)
+		return
+	}
+	l.cur.Store(reg)
+	for p, old := range l.files {
+		if f, ok := next[p]; !ok || f != old {
+			old.ref.retire()
+		}
+	}
+	l.files = next
+	l.report(ch)
+	for _, f := range l.listeners {
+		f(reg)
+	}
+}
+
+// report logs the change, and writes the start-up style progress lines
+// when Options.Progress is set.
+func (l *Live) report(ch *Change) {
+	progress := func(format string, args ...any) {
+		if l.opts.Progress != nil {
+			fmt.Fprintf(l.opts.Progress, "toolhost: "+format+"\n", args...)
+		}
+	}
+	for _, p := range ch.Loaded {
+		l.logger.Info("plugin loaded", "file", p, "sha256", l.files[p].sha, "tools", ch.Tools[p])
+		progress("load %s: %d tools (%s)", p, len(ch.Tools[p]), strings.Join(ch.Tools[p], ", "))
+	}
+	for _, p := range ch.Removed {
+		l.logger.Info("plugin removed", "file", p)
+		progress("remove %s", p)
+	}
+	for _, e := range ch.Errors {
+		l.logger.Warn("plugin refused; any previous version keeps serving", "file", e.Path, "reason", e.Reason)
+		progress("skip %s: %s", e.Path, e.Reason)
+	}
+}
+
+// Close retires every module; calls in flight finish first.
+func (l *Live) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.files {
+		f.ref.retire()
+	}
+	l.files = map[string]*liveFile{}
+}
+
