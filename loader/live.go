@@ -286,4 +286,3 @@ func (l *Live) Close() {
 	}
 	l.files = map[string]*liveFile{}
 }
-
