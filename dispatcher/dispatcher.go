@@ -138,34 +138,46 @@ func orDefault[T comparable](v, def T) T {
 	return v
 }
 
-// Call runs c and returns the tool's result JSON, or a *DispatchError.
-func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) {
-	res, derr := d.call(ctx, c)
-	if derr != nil {
-		return nil, derr
-	}
-	return res, nil
+// Outcome is everything one dispatch produced: the result, or the error
+// envelope, and the attempts made (for a replayed key, those of the
+// execution replayed).
+type Outcome struct {
+	Result   json.RawMessage
+	Attempts int
+	Err      *DispatchError
 }
 
-func (d *Dispatcher) call(ctx context.Context, c Call) (json.RawMessage, *DispatchError) {
+// Call runs c and returns the tool's result JSON, or a *DispatchError.
+func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) {
+	o := d.Do(ctx, c)
+	if o.Err != nil {
+		return nil, o.Err
+	}
+	return o.Result, nil
+}
+
+// Do runs c and returns its whole Outcome.
+func (d *Dispatcher) Do(ctx context.Context, c Call) Outcome {
 	tool, ok := d.tools.Lookup(c.Tool)
 	if !ok {
-		return nil, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool)
+		return failed(newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))
 	}
 	if err := tool.Validate(c.Args); err != nil {
-		return nil, newError(KindSchema, 0, err, "%s", err.Error())
+		return failed(newError(KindSchema, 0, err, "%s", err.Error()))
 	}
 	if c.Budget != nil && *c.Budget <= 0 {
-		return nil, newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool)
+		return failed(newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool))
 	}
 	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
-		return nil, circuitOpen(tool.Name, 0, b)
+		return failed(circuitOpen(tool.Name, 0, b))
 	}
 	if c.IdempotencyKey != "" {
 		return d.keyed(ctx, tool, c)
 	}
 	return d.execute(ctx, tool, c)
 }
+
+func failed(e *DispatchError) Outcome { return Outcome{Attempts: e.Attempts, Err: e} }
 
 func circuitOpen(tool string, attempts int, b *breaker.Breaker) *DispatchError {
 	at := b.RetryAt()

@@ -13,13 +13,13 @@ import (
 // the breaker and charged to the budget; a retry only for a retryable
 // error, when the budget, the caller's deadline and the breaker all allow
 // it.
-func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) (json.RawMessage, *DispatchError) {
+func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) Outcome {
 	start := time.Now()
 	b := d.breakers.For(tool.Name)
 	for n := 1; ; n++ {
 		ticket, ok := b.Allow()
 		if !ok {
-			return nil, d.finish(tool, c, start, circuitOpen(tool.Name, n-1, b))
+			return failed(d.finish(tool, c, start, circuitOpen(tool.Name, n-1, b)))
 		}
 		slot, derr := d.limits.acquire(ctx, tool.Name, n-1)
 		var res json.RawMessage
@@ -35,13 +35,13 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) (
 			d.limits.release(slot)
 		}
 		if derr == nil {
-			return res, nil
+			return Outcome{Result: res, Attempts: n}
 		}
 		if final != nil {
-			return nil, final
+			return failed(final)
 		}
 		if !sleep(ctx, delay) {
-			return nil, d.finish(tool, c, start, derr)
+			return failed(d.finish(tool, c, start, derr))
 		}
 	}
 }

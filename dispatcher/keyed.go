@@ -16,41 +16,41 @@ import (
 // the key leads: the execution runs detached from its context (if it goes
 // away, the others still get the outcome) but keeps its deadline. Everyone,
 // the leader included, waits for the outcome with their own context.
-func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) (json.RawMessage, *DispatchError) {
+func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Outcome {
 	fp, err := fingerprint(tool.Name, c.Args)
 	if err != nil {
-		return nil, newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err)
+		return failed(newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err))
 	}
 	claim, err := d.idem.Acquire(ctx, scopedKey(c.Caller, c.IdempotencyKey), fp)
 	if err != nil {
 		if errors.Is(err, idempotency.ErrConflict) {
 			// The store saw the scoped key; the caller should see its own.
-			return nil, newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey)
+			return failed(newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey))
 		}
-		return nil, newError(KindInternal, 0, err, "idempotency store: %v", err)
+		return failed(newError(KindInternal, 0, err, "idempotency store: %v", err))
 	}
 	if claim.Leader() {
 		go d.lead(ctx, tool, c, claim)
 	}
 	o, err := claim.Wait(ctx)
 	if err != nil {
-		return nil, classifyWait(tool.Name, ctx)
+		return failed(classifyWait(tool.Name, ctx))
 	}
 	if o.Err != nil {
-		return nil, o.Err.(*DispatchError)
+		return failed(o.Err.(*DispatchError))
 	}
-	return o.Result, nil
+	return Outcome{Result: o.Result, Attempts: o.Attempts}
 }
 
 func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {
 	ctx, cancel := detach(callerCtx)
 	defer cancel()
-	res, derr := d.execute(ctx, tool, c)
-	if derr != nil {
-		claim.Complete(idempotency.Outcome{Err: derr}, kept(derr.Kind))
+	o := d.execute(ctx, tool, c)
+	if o.Err != nil {
+		claim.Complete(idempotency.Outcome{Err: o.Err, Attempts: o.Attempts}, kept(o.Err.Kind))
 		return
 	}
-	claim.Complete(idempotency.Outcome{Result: res}, true)
+	claim.Complete(idempotency.Outcome{Result: o.Result, Attempts: o.Attempts}, true)
 }
 
 // kept says whether an outcome of this kind is replayed to later callers:

@@ -16,8 +16,9 @@ import (
 // Outcome is what an execution produced. Err is kept as the value the
 // execution returned (the dispatcher stores its envelope).
 type Outcome struct {
-	Result []byte
-	Err    error
+	Result   []byte
+	Err      error
+	Attempts int
 }
 
 // Claim is the answer to Acquire: either this caller runs the execution
