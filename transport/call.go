@@ -2,42 +2,132 @@ package transport
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/dispatcher"
 )
 
-// callTool is the whole tools/call path: options from _meta, one dispatch,
-// and the result or envelope as a CallToolResult. Tool failures never
-// become JSON-RPC errors: a model must be able to read them.
+// callTool is the whole tools/call path: limits, options from _meta, one
+// dispatch, the audit line, and the result or envelope as a
+// CallToolResult. Tool failures never become JSON-RPC errors: a model must
+// be able to read them.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	s.inflight.enter()
 	defer s.inflight.exit()
+	start := time.Now()
 	p := req.Params
-	opts, err := parseOptions(p.Meta)
-	if err != nil {
-		return errorResult(&dispatcher.DispatchError{Kind: dispatcher.KindSchema, Message: err.Error(),
-			JSONRPCCode: dispatcher.KindSchema.Code()}), nil
+	c := &callInfo{requestID: newRequestID(), tool: p.Name, caller: callerOf(req), trace: traceparent(p.Meta)}
+	o := s.dispatch(ctx, c, p)
+	s.audit(c, p, o, time.Since(start))
+	if o.Err != nil {
+		return errorResult(o.Err, c.requestID), nil
 	}
-	res, err := s.d.Call(ctx, dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts})
-	if err != nil {
-		var de *dispatcher.DispatchError
-		if !errors.As(err, &de) {
-			de = &dispatcher.DispatchError{Kind: dispatcher.KindInternal, Message: err.Error(),
-				JSONRPCCode: dispatcher.KindInternal.Code()}
-		}
-		return errorResult(de), nil
+	out := &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: string(o.Result)}},
+		Meta:    mcp.Meta{MetaRequestID: c.requestID},
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(res)}}}
 	// MCP defines structuredContent as a JSON object; a tool that returns
 	// a number or a list is carried as text only.
-	if isObject(res) {
-		out.StructuredContent = json.RawMessage(res)
+	if isObject(o.Result) {
+		out.StructuredContent = json.RawMessage(o.Result)
 	}
 	return out, nil
+}
+
+// callInfo is what the audit log and the envelope need to know of a call.
+type callInfo struct {
+	requestID string
+	tool      string
+	caller    string
+	trace     string
+	key       string
+}
+
+func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParamsRaw) dispatcher.Outcome {
+	if n := len(p.Arguments); s.opts.MaxArgsBytes > 0 && n > s.opts.MaxArgsBytes {
+		return refuse(dispatcher.KindSchema, "arguments are %d bytes, over this server's limit of %d", n, s.opts.MaxArgsBytes)
+	}
+	opts, err := parseOptions(p.Meta)
+	if err != nil {
+		return refuse(dispatcher.KindSchema, "%v", err)
+	}
+	opts.Caller = c.caller
+	c.key = opts.IdempotencyKey
+	if !s.callers.enter(c.caller) {
+		return refuse(dispatcher.KindRateLimited, "caller %q already has %d calls in flight, this server's limit per caller; wait for one to finish",
+			c.caller, s.opts.MaxCallsPerCaller)
+	}
+	defer s.callers.exit(c.caller)
+	return s.d.Do(ctx, dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts})
+}
+
+func refuse(kind dispatcher.Kind, format string, args ...any) dispatcher.Outcome {
+	return dispatcher.Outcome{Err: &dispatcher.DispatchError{Kind: kind, Message: fmt.Sprintf(format, args...), JSONRPCCode: kind.Code()}}
+}
+
+// audit writes one line per call. Argument values appear only when the
+// operator asked for them (Options.AuditArgs): they may hold secrets.
+func (s *Server) audit(c *callInfo, p *mcp.CallToolParamsRaw, o dispatcher.Outcome, took time.Duration) {
+	outcome := "ok"
+	if o.Err != nil {
+		outcome = string(o.Err.Kind)
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", c.requestID),
+		slog.String("tool", c.tool),
+		slog.String("caller", c.caller),
+		slog.String("outcome", outcome),
+		slog.Int("attempts", o.Attempts),
+		slog.Float64("duration_ms", float64(took)/float64(time.Millisecond)),
+	}
+	if c.key != "" {
+		attrs = append(attrs, slog.String("idempotency_key", c.key))
+	}
+	if c.trace != "" {
+		attrs = append(attrs, slog.String("traceparent", c.trace))
+	}
+	if s.opts.AuditArgs {
+		attrs = append(attrs, slog.String("args", string(p.Arguments)))
+	}
+	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
+}
+
+func errorResult(de *dispatcher.DispatchError, requestID string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("toolhost error (%s): %s", de.Kind, de.Message)}},
+		Meta:    mcp.Meta{MetaError: de, MetaRequestID: requestID},
+	}
+}
+
+// callerOf is the authenticated identity of the request, or "" when the
+// server runs without tokens (stdio, or loopback without --token-file).
+func callerOf(req *mcp.CallToolRequest) string {
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		return req.Extra.TokenInfo.UserID
+	}
+	return ""
+}
+
+// traceparent accepts a W3C trace context from _meta so that the call's log
+// lines join the caller's trace.
+func traceparent(meta map[string]any) string {
+	if v, ok := meta[MetaTraceparent].(string); ok && len(v) <= 128 {
+		return v
+	}
+	return ""
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func isObject(b []byte) bool {
@@ -51,12 +141,4 @@ func isObject(b []byte) bool {
 		return false
 	}
 	return false
-}
-
-func errorResult(de *dispatcher.DispatchError) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("toolhost error (%s): %s", de.Kind, de.Message)}},
-		Meta:    mcp.Meta{MetaError: de},
-	}
 }

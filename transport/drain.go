@@ -65,10 +65,21 @@ func (f *inflight) wrap(h http.Handler) http.Handler {
 // Drain waits for in-flight calls and requests to finish (or ctx to end),
 // then closes every MCP session so that streams end and an http.Server's
 // Shutdown can complete. Call it after the listener stops accepting.
+//
+// When ctx ends first, Drain returns ctx.Err() at once and the sessions
+// are closed in the background: the SDK's session Close waits for the
+// session's in-flight requests, which would hold the caller past its
+// deadline.
 func (s *Server) Drain(ctx context.Context) error {
-	err := s.inflight.wait(ctx)
-	for ss := range s.mcp.Sessions() {
-		_ = ss.Close()
+	closeAll := func() {
+		for ss := range s.mcp.Sessions() {
+			_ = ss.Close()
+		}
 	}
-	return err
+	if err := s.inflight.wait(ctx); err != nil {
+		go closeAll()
+		return err
+	}
+	closeAll()
+	return nil
 }

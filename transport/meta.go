@@ -16,6 +16,11 @@ const (
 	MetaPriority       = "toolhost/priority"
 	// MetaError carries the DispatchError envelope on a failed result.
 	MetaError = "toolhost/error"
+	// MetaRequestID is set on every result: the id of the call's audit
+	// log line.
+	MetaRequestID = "toolhost/request_id"
+	// MetaTraceparent is an optional W3C trace context carried into logs.
+	MetaTraceparent = "traceparent"
 	// MetaToolTimeoutMS and MetaToolModule are set on each listed tool:
 	// its per-attempt timeout and the module (path, sha256) serving it.
 	MetaToolTimeoutMS = "toolhost/timeout_ms"

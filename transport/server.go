@@ -6,10 +6,12 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/dispatcher"
@@ -24,8 +26,26 @@ type Options struct {
 	// Version is reported to clients in the initialize handshake; empty
 	// means "dev".
 	Version string
-	// Logger receives protocol-level logs; nil means slog.Default.
+	// Logger receives the audit log (one line per call) and protocol
+	// warnings; nil means slog.Default.
 	Logger *slog.Logger
+	// AuditArgs adds argument values to the audit log. Off by default:
+	// arguments may carry secrets.
+	AuditArgs bool
+	// MaxArgsBytes refuses calls whose arguments are larger (a schema
+	// error); 0 means no limit beyond the request body's.
+	MaxArgsBytes int
+	// MaxCallsPerCaller caps one caller's calls in flight (rate_limited
+	// beyond it); 0 means no cap.
+	MaxCallsPerCaller int
+	// MaxSessions caps concurrent MCP sessions over HTTP (new sessions get
+	// HTTP 503 beyond it); 0 means no cap.
+	MaxSessions int
+	// MaxBodyBytes caps an HTTP request body; 0 means the SDK's default.
+	MaxBodyBytes int64
+	// SessionTimeout closes HTTP sessions idle this long (so abandoned
+	// sessions do not hold MaxSessions slots); 0 means never.
+	SessionTimeout time.Duration
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -34,7 +54,9 @@ type Server struct {
 	d        *dispatcher.Dispatcher
 	mcp      *mcp.Server
 	logger   *slog.Logger
+	opts     Options
 	inflight inflight
+	callers  callerLimit
 
 	toolsMu sync.Mutex
 	listed  map[string]*registry.Tool // what tools/list shows, by name
@@ -51,8 +73,10 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 		opts.Logger = slog.Default()
 	}
 	s := &Server{
-		d:      d,
-		logger: opts.Logger,
+		d:       d,
+		logger:  opts.Logger,
+		opts:    opts,
+		callers: callerLimit{max: opts.MaxCallsPerCaller},
 		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Version: opts.Version},
 			// The SDK logs every session connect and disconnect at Info;
 			// only its warnings are worth a line in our log.
@@ -130,11 +154,40 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // HTTPHandler returns the Streamable HTTP handler to mount at /mcp. The
-// SDK's DNS-rebinding protection for localhost stays on.
+// SDK's DNS-rebinding protection for localhost stays on. Wrap it with
+// Tokens.Require to demand bearer tokens.
 func (s *Server) HTTPHandler() http.Handler {
-	return s.inflight.wrap(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger: s.logger,
-	}))
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:              s.logger,
+		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
+		SessionTimeout:      s.opts.SessionTimeout,
+	})
+	return s.inflight.wrap(s.limitSessions(h))
+}
+
+// limitSessions answers a request that would open one session too many
+// with HTTP 503 and a JSON-RPC error saying so. A request without an
+// Mcp-Session-Id header is an initialize: it opens a session.
+func (s *Server) limitSessions(h http.Handler) http.Handler {
+	if s.opts.MaxSessions <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			n := 0
+			for range s.mcp.Sessions() {
+				n++
+			}
+			if n >= s.opts.MaxSessions {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "5")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"this server already has %d MCP sessions, its limit; close one or try later"}}`, n)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ServeStdio speaks MCP on stdin and stdout until the client disconnects

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -28,8 +30,12 @@ func addServerFlag(cmd *cobra.Command, dst *string) {
 // shell command should fail fast when the server is not there.
 func connect(ctx context.Context, url string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-cli", Version: version}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+		DisableStandaloneSSE: true, HTTPClient: httpClient()}, nil)
 	if err != nil {
+		if strings.Contains(err.Error(), "Unauthorized") {
+			return nil, fmt.Errorf("toolhost at %s refused the request: 401 Unauthorized (set TOOLHOST_TOKEN to a token it accepts): %w", url, err)
+		}
 		return nil, fmt.Errorf("cannot reach toolhost at %s (is `toolhost serve` running?): %w", url, err)
 	}
 	return cs, nil
@@ -46,4 +52,26 @@ func writeEnvelope(w io.Writer, de *dispatcher.DispatchError) {
 func clientFault(err error) *dispatcher.DispatchError {
 	return &dispatcher.DispatchError{Kind: dispatcher.KindInternal, Message: err.Error(),
 		JSONRPCCode: dispatcher.KindInternal.Code()}
+}
+
+// httpClient sends $TOOLHOST_TOKEN as a bearer token when it is set. The
+// token comes from the environment, not a flag, so it does not show in
+// process listings or shell history.
+func httpClient() *http.Client {
+	token := os.Getenv("TOOLHOST_TOKEN")
+	if token == "" {
+		return http.DefaultClient
+	}
+	return &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }

@@ -32,7 +32,7 @@ until interrupted.`,
 			if err != nil {
 				return err
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := httpClient().Do(req)
 			if err != nil {
 				return fmt.Errorf("cannot reach toolhost at %s (is `toolhost serve` running?): %w", u, err)
 			}

@@ -159,8 +159,14 @@ func (s *server) client(t *testing.T) *mcp.ClientSession {
 // stderr and the exit code.
 func (s *server) cli(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return s.cliEnv(t, nil, args...)
+}
+
+// cliEnv is cli with extra environment variables.
+func (s *server) cliEnv(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(buildCLI(t), args...)
-	cmd.Env = append(os.Environ(), "TOOLHOST_URL="+s.url)
+	cmd.Env = append(append(os.Environ(), "TOOLHOST_URL="+s.url), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

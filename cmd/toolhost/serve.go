@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +29,14 @@ type serveFlags struct {
 	config   string
 	watch    bool
 	grace    time.Duration
+
+	tokenFile      string
+	auditArgs      bool
+	maxBody        int64
+	maxArgs        int
+	maxSessions    int
+	maxPerCaller   int
+	sessionTimeout time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -54,12 +65,28 @@ flight finish, up to --grace.`,
 	cmd.Flags().StringVar(&f.config, "config", "", "TOML file of dispatch settings and per-tool overrides (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "reload plugins when files in the folder change (--watch=false to turn off)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
+	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
+	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log (off: they may hold secrets)")
+	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body, in bytes")
+	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
+	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
+	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
+	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	return cmd
 }
 
 func runServe(cmd *cobra.Command, f serveFlags) error {
 	ctx := cmd.Context()
 	logger := slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
+	tokens, err := loadTokens(f)
+	if err != nil {
+		return err
+	}
+	if !f.stdio && tokens == nil && !isLoopback(f.addr) {
+		return fmt.Errorf("refusing to serve on %s without authentication: anyone who can reach it could run tools. "+
+			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
+			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
+	}
 	cfg := &config.Config{}
 	if f.config != "" {
 		var err error
@@ -85,7 +112,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	bus := events.NewBus(logger)
 	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus}))
-	srv := transport.New(d, live.Registry(), transport.Options{Version: version, Logger: logger})
+	srv := transport.New(d, live.Registry(), transport.Options{
+		Version: version, Logger: logger, AuditArgs: f.auditArgs,
+		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
+		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
+	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
 		go func() {
@@ -97,7 +128,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.stdio {
 		return serveStdio(ctx, srv, f.grace, logger)
 	}
-	return serveHTTP(ctx, srv, bus, f, logger)
+	return serveHTTP(ctx, srv, bus, tokens, f, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -122,10 +153,19 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, tokens *transport.Tokens, f serveFlags, logger *slog.Logger) error {
+	var ready atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler())
-	mux.Handle("GET /events", bus.Handler())
+	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
+	mux.Handle("GET /events", tokens.Require(bus.Handler()))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
@@ -134,12 +174,14 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, f se
 	hs.RegisterOnShutdown(bus.CloseSubscribers) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	ready.Store(true)
 	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
 	}
+	ready.Store(false)
 	logger.Info("shutting down", "grace", f.grace)
 	graceCtx, cancel := context.WithTimeout(context.Background(), f.grace)
 	defer cancel()
@@ -153,6 +195,32 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, f se
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// loadTokens reads --token-file, else $TOOLHOST_TOKENS (entries separated
+// by newlines or commas); nil when neither is set.
+func loadTokens(f serveFlags) (*transport.Tokens, error) {
+	if f.tokenFile != "" {
+		return transport.LoadTokens(f.tokenFile)
+	}
+	if env := os.Getenv("TOOLHOST_TOKENS"); env != "" {
+		return transport.ParseTokens("$TOOLHOST_TOKENS", strings.NewReader(strings.ReplaceAll(env, ",", "\n")))
+	}
+	return nil, nil
+}
+
+// isLoopback reports whether addr binds only loopback addresses. An empty
+// host (":7331") binds every interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func ignoreClosed(err error) error {
