@@ -18,6 +18,7 @@ import (
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/metrics"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -128,7 +129,12 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.stdio {
 		return serveStdio(ctx, srv, f.grace, logger)
 	}
-	return serveHTTP(ctx, srv, bus, tokens, f, logger)
+	m := metrics.New(metrics.Gauges{
+		InFlight: func() float64 { return float64(live.InFlight()) },
+		Tools:    func() float64 { return float64(len(live.Registry().List())) },
+	})
+	go m.Follow(ctx, bus)
+	return serveHTTP(ctx, srv, bus, m, tokens, f, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -153,11 +159,12 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, tokens *transport.Tokens, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, f serveFlags, logger *slog.Logger) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
 	mux.Handle("GET /events", tokens.Require(bus.Handler()))
+	mux.Handle("GET /metrics", tokens.Require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {

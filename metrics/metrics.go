@@ -1,0 +1,133 @@
+// Package metrics exposes toolhost's Prometheus metrics. It learns what
+// happens from the event bus (the dispatcher knows nothing of Prometheus)
+// and from gauges the server hands it.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/events"
+)
+
+// Metrics is one registry of toolhost's metrics. Create it with New; it is
+// safe for concurrent use.
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	attempts *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	breaker  *prometheus.GaugeVec
+	dropped  prometheus.Counter
+}
+
+// Gauges are read when Prometheus scrapes; nil fields are left out.
+type Gauges struct {
+	// InFlight is the number of guest instances running a call.
+	InFlight func() float64
+	// Tools is the number of tools served.
+	Tools func() float64
+}
+
+// New registers every metric, with Go runtime and process collectors.
+func New(g Gauges) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_calls_total", Help: "Dispatches by tool and outcome (ok or the error kind).",
+		}, []string{"tool", "outcome"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_attempts_total", Help: "Attempts started, retries included.",
+		}, []string{"tool"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_retries_total", Help: "Retries scheduled, by the kind that caused them.",
+		}, []string{"tool", "reason"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "toolhost_call_duration_seconds", Help: "Dispatch latency, retries and waits included.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"tool"}),
+		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolhost_breaker_state", Help: "Circuit breaker state per tool: 0 closed, 1 half-open, 2 open.",
+		}, []string{"tool"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "toolhost_metrics_events_dropped_total", Help: "Events the metrics subscriber missed (it fell behind).",
+		}),
+	}
+	m.reg.MustRegister(m.calls, m.attempts, m.retries, m.duration, m.breaker, m.dropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if g.InFlight != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolhost_instances_in_flight", Help: "Guest instances running a call now.",
+		}, g.InFlight))
+	}
+	if g.Tools != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "toolhost_tools", Help: "Tools served.",
+		}, g.Tools))
+	}
+	return m
+}
+
+// Registry is the underlying Prometheus registry, to add collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Follow consumes bus events until ctx ends.
+func (m *Metrics) Follow(ctx context.Context, bus *events.Bus) {
+	sub := bus.Subscribe(8192, "dispatch.", "breaker.")
+	defer sub.Close()
+	var seen uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-sub.C:
+			if !ok {
+				return
+			}
+			if d := sub.Dropped(); d > seen {
+				m.dropped.Add(float64(d - seen))
+				seen = d
+			}
+			m.observe(e)
+		}
+	}
+}
+
+func (m *Metrics) observe(e events.Event) {
+	switch d := e.Data.(type) {
+	case dispatcher.AttemptEvent:
+		m.attempts.WithLabelValues(d.Tool).Inc()
+	case dispatcher.RetryEvent:
+		m.retries.WithLabelValues(d.Tool, string(d.Reason)).Inc()
+	case dispatcher.ResultEvent:
+		outcome := "ok"
+		if !d.OK {
+			outcome = string(d.Kind)
+		}
+		m.calls.WithLabelValues(d.Tool, outcome).Inc()
+		m.duration.WithLabelValues(d.Tool).Observe(float64(time.Duration(d.DurationMS*float64(time.Millisecond))) / float64(time.Second))
+	case dispatcher.BreakerEvent:
+		m.breaker.WithLabelValues(d.Tool).Set(breakerLevel(d.To))
+	}
+}
+
+func breakerLevel(state string) float64 {
+	switch state {
+	case "half_open":
+		return 1
+	case "open":
+		return 2
+	}
+	return 0
+}

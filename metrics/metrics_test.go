@@ -1,0 +1,52 @@
+package metrics
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/events"
+)
+
+func TestMetricsFromEvents(t *testing.T) {
+	bus := events.NewBus(nil)
+	m := New(Gauges{InFlight: func() float64 { return 3 }, Tools: func() float64 { return 7 }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Follow(ctx, bus); close(done) }()
+	for !bus.Enabled() { // until Follow has subscribed
+		runtime.Gosched()
+	}
+	bus.Publish(dispatcher.EventAttempt, dispatcher.AttemptEvent{Tool: "t", Attempt: 1})
+	bus.Publish(dispatcher.EventRetry, dispatcher.RetryEvent{Tool: "t", Attempt: 1, Reason: dispatcher.KindTransient})
+	bus.Publish(dispatcher.EventAttempt, dispatcher.AttemptEvent{Tool: "t", Attempt: 2})
+	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", OK: true, Attempts: 2, DurationMS: 120})
+	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindTimeout, Attempts: 1, DurationMS: 2000})
+	bus.Publish(dispatcher.EventBreaker, dispatcher.BreakerEvent{Tool: "t", From: "closed", To: "open"})
+	bus.CloseSubscribers() // Follow drains what was published, then returns
+	<-done
+	cancel()
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`toolhost_attempts_total{tool="t"} 2`,
+		`toolhost_retries_total{reason="transient",tool="t"} 1`,
+		`toolhost_calls_total{outcome="ok",tool="t"} 1`,
+		`toolhost_calls_total{outcome="timeout",tool="t"} 1`,
+		`toolhost_call_duration_seconds_count{tool="t"} 2`,
+		`toolhost_breaker_state{tool="t"} 2`,
+		`toolhost_instances_in_flight 3`,
+		`toolhost_tools 7`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
