@@ -28,7 +28,7 @@ func exportAlloc(size int32) int32 {
 	}
 	buf := make([]byte, max(size, 1))
 	inbox = append(inbox, buf)
-	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+	return addr(buf)
 }
 
 //go:wasmexport toolhost_describe
@@ -45,11 +45,24 @@ func exportCall(namePtr, nameLen, argsPtr, argsLen int32) int64 {
 	return pack(lastResp)
 }
 
+// guestBytes finds the n bytes at ptr among the buffers toolhost_alloc
+// handed out. Looking them up, rather than turning the integer back into a
+// pointer, keeps the GC's view of memory exact and means a host passing a
+// pointer it never got reads nothing.
 func guestBytes(ptr, n int32) []byte {
 	if n <= 0 {
 		return nil
 	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(uintptr(ptr))), n)
+	for _, buf := range inbox {
+		if addr(buf) == ptr && int(n) <= len(buf) {
+			return buf[:n]
+		}
+	}
+	return nil
+}
+
+func addr(b []byte) int32 {
+	return int32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }
 
 func pack(b []byte) int64 {
