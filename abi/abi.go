@@ -7,7 +7,11 @@
 // contract is version 1 and changes only with a new version number.
 package abi
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
 
 // Version is the guest ABI version this package describes. A module's
 // toolhost_abi_version export must return it.
@@ -109,4 +113,12 @@ func (e *ContractError) Error() string {
 
 func contractErrorf(what, format string, args ...any) error {
 	return &ContractError{What: what, Reason: fmt.Sprintf(format, args...)}
+}
+
+// atEOF reports whether nothing but white space follows the value dec has
+// just decoded. (Decoder.More is not enough: it is false before a stray
+// '}' or ']', so `{"result":1}}` would pass.)
+func atEOF(dec *json.Decoder) bool {
+	_, err := dec.Token()
+	return err == io.EOF
 }

@@ -58,7 +58,7 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, contractErrorf("manifest", "not valid JSON: %v", err)
 	}
-	if dec.More() {
+	if !atEOF(dec) {
 		return nil, contractErrorf("manifest", "trailing data after the JSON object")
 	}
 	if m.ABI != Version {

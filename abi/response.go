@@ -40,7 +40,7 @@ func ParseResponse(b []byte) (Response, error) {
 	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return Response{}, contractErrorf("response", "not a JSON object")
 	}
-	if dec.More() {
+	if !atEOF(dec) {
 		return Response{}, contractErrorf("response", "trailing data after the JSON object")
 	}
 	result, hasResult := fields["result"]

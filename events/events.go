@@ -53,23 +53,28 @@ func (b *Bus) Publish(typ string, data any) {
 	if !b.Enabled() {
 		return
 	}
-	e := Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Data: data}
-	if b.logger != nil {
-		b.logger.LogAttrs(context.Background(), slog.LevelInfo, typ, slog.Uint64("seq", e.Seq), slog.Any("data", data))
-	}
+	var e Event
 	if b.nsubs.Load() == 0 {
-		return
-	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	for s := range b.subs {
-		if s.match(typ) {
-			select {
-			case s.ch <- e:
-			default:
-				s.dropped.Add(1)
+		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Data: data}
+	} else {
+		// Numbering and delivery are one step under the write lock, so
+		// that concurrent publishers cannot reorder: every subscriber
+		// receives seqs in increasing order.
+		b.mu.Lock()
+		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Data: data}
+		for s := range b.subs {
+			if s.match(typ) {
+				select {
+				case s.ch <- e:
+				default:
+					s.dropped.Add(1)
+				}
 			}
 		}
+		b.mu.Unlock()
+	}
+	if b.logger != nil {
+		b.logger.LogAttrs(context.Background(), slog.LevelInfo, typ, slog.Uint64("seq", e.Seq), slog.Any("data", data))
 	}
 }
 

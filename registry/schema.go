@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -78,11 +80,25 @@ func (t *Tool) Validate(args []byte) error {
 		return &SchemaError{Tool: t.Name, Reason: err.Error()}
 	}
 	leaf := deepest(ve)
-	return &SchemaError{Tool: t.Name, Path: pointer(leaf.InstanceLocation), Reason: leaf.ErrorKind.LocalizedString(printer)}
+	return &SchemaError{Tool: t.Name, Path: pointer(leaf.InstanceLocation), Reason: reason(leaf)}
+}
+
+// reason renders a failure. The validator lists additional properties in
+// map order; sort them so that the same arguments always get the same
+// message.
+func reason(v *jsonschema.ValidationError) string {
+	if ap, ok := v.ErrorKind.(*kind.AdditionalProperties); ok {
+		props := slices.Clone(ap.Properties)
+		slices.Sort(props)
+		return (&kind.AdditionalProperties{Properties: props}).LocalizedString(printer)
+	}
+	return v.ErrorKind.LocalizedString(printer)
 }
 
 // deepest follows the causes to the most specific failure: the first leaf
 // with the longest instance path, so the message points where the fix goes.
+// Causes are ordered by path, then by message, because the validator
+// produces some of them in map order.
 func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 	best := e
 	var walk func(*jsonschema.ValidationError)
@@ -95,7 +111,10 @@ func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 		}
 		causes := append([]*jsonschema.ValidationError(nil), v.Causes...)
 		sort.SliceStable(causes, func(i, j int) bool {
-			return strings.Join(causes[i].InstanceLocation, "/") < strings.Join(causes[j].InstanceLocation, "/")
+			if c := slices.Compare(causes[i].InstanceLocation, causes[j].InstanceLocation); c != 0 {
+				return c < 0
+			}
+			return reason(causes[i]) < reason(causes[j])
 		})
 		for _, c := range causes {
 			walk(c)

@@ -6,8 +6,8 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
