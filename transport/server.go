@@ -190,11 +190,6 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 	})
 }
 
-// ServeStdio speaks MCP on stdin and stdout until the client disconnects
-// or ctx ends.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, &mcp.StdioTransport{})
-}
 
 // warnOnly drops records below Warn.
 type warnOnly struct{ slog.Handler }

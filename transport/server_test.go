@@ -105,7 +105,7 @@ func start(t *testing.T, opts ...transport.Options) *harness {
 	}
 	h.srv = transport.New(d, reg, o)
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := h.srv.MCP().Connect(t.Context(), st, nil)
+	ss, err := h.srv.Connect(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,6 @@ func TestDrainWaitsForCallInHandler(t *testing.T) {
 // responses of a graceful shutdown are lost. Fixing it needs the count to
 // last until the response is written (e.g. a Connection wrapper).
 func TestDrainDeliversResponse(t *testing.T) {
-	t.Skip("known bug: Drain closes the session before the response of a just-finished call is written")
 	for range 20 {
 		synctest.Test(t, func(t *testing.T) {
 			h := start(t)
@@ -481,6 +480,9 @@ func TestDrainIdle(t *testing.T) {
 		if res := h.call(t, "text.count", map[string]any{"text": "x"}, nil); res.IsError {
 			t.Fatal(res)
 		}
+		// The client can hold its answer before the server's Write call has
+		// returned (and left the in-flight count): let it return.
+		synctest.Wait()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		// Nothing in flight: nil even with a dead context.

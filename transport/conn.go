@@ -1,0 +1,84 @@
+package transport
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Connect serves one MCP connection over t (stdio, in-memory, or any
+// other Transport). A tools/call read from it counts as in flight until
+// its response has been written, so Drain never closes the connection
+// between a call's end and its answer.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, countingTransport{Transport: t, f: &s.inflight}, nil)
+}
+
+// ServeStdio speaks MCP on stdin and stdout until the client disconnects
+// or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.mcp.Run(ctx, countingTransport{Transport: &mcp.StdioTransport{}, f: &s.inflight})
+}
+
+type countingTransport struct {
+	mcp.Transport
+	f *inflight
+}
+
+func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Connection: c, f: t.f, pending: map[jsonrpc.ID]struct{}{}}, nil
+}
+
+// countingConn enters the in-flight count when it reads a tools/call and
+// exits when it writes the response with the same id (or closes).
+type countingConn struct {
+	mcp.Connection
+	f *inflight
+
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]struct{}
+}
+
+func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/call" && req.ID.IsValid() {
+		c.mu.Lock()
+		if _, dup := c.pending[req.ID]; !dup {
+			c.pending[req.ID] = struct{}{}
+			c.f.enter()
+		}
+		c.mu.Unlock()
+	}
+	return msg, err
+}
+
+func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if _, ok := c.pending[resp.ID]; ok {
+			delete(c.pending, resp.ID)
+			c.f.exit()
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// Close releases what is still pending: those responses will never be
+// written.
+func (c *countingConn) Close() error {
+	c.mu.Lock()
+	for id := range c.pending {
+		delete(c.pending, id)
+		c.f.exit()
+	}
+	c.mu.Unlock()
+	return c.Connection.Close()
+}
