@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/registry"
@@ -39,6 +40,7 @@ type Live struct {
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
 	listeners []func(*registry.Registry)
+	started   bool // the first rescan (Open's) is over
 }
 
 type liveFile struct {
@@ -86,10 +88,11 @@ func (l *Live) OnChange(f func(*registry.Registry)) {
 
 // Change is what one rescan did.
 type Change struct {
-	Loaded  []string            // files (re)loaded and now serving
-	Removed []string            // files gone, with their tools
-	Errors  []*host.LoadError   // files refused; any older version keeps serving
-	Tools   map[string][]string // file -> tool names, for loaded files
+	Loaded  []string                 // files (re)loaded and now serving
+	Removed []string                 // files gone, with their tools
+	Errors  []*host.LoadError        // files refused; any older version keeps serving
+	Tools   map[string][]string      // file -> tool names, for loaded files
+	Took    map[string]time.Duration // file -> compile and describe time
 }
 
 // Empty reports whether the rescan changed nothing.
@@ -106,7 +109,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		return nil, err
 	}
 	sort.Strings(paths)
-	ch := &Change{Tools: map[string][]string{}}
+	ch := &Change{Tools: map[string][]string{}, Took: map[string]time.Duration{}}
 	next := make(map[string]*liveFile, len(paths))
 	var fresh []string // paths whose bytes changed, to load
 	bytesOf := map[string][]byte{}
@@ -140,16 +143,17 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	for i, p := range fresh {
 		l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
 	}
-	if ch.Empty() {
-		return ch, nil
+	if !ch.Empty() {
+		l.swap(next, ch)
 	}
-	l.swap(next, ch)
+	l.started = true
 	return ch, nil
 }
 
 type loadResult struct {
-	mod *host.Module
-	err error
+	mod  *host.Module
+	err  error
+	took time.Duration
 }
 
 // compile loads the changed files concurrently (compilation dominates a
@@ -162,8 +166,9 @@ func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			m, err := l.rt.Load(ctx, p, bytesOf[p])
-			out[i] = loadResult{m, err}
+			out[i] = loadResult{m, err, time.Since(start)}
 		})
 	}
 	wg.Wait()
@@ -206,6 +211,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	delete(l.rejected, path)
 	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
 	ch.Loaded = append(ch.Loaded, path)
+	ch.Took[path] = res.took
 	for _, t := range m.Tools {
 		ch.Tools[path] = append(ch.Tools[path], t.Name)
 	}
@@ -255,25 +261,28 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 	}
 }
 
-// report logs the change, and writes the start-up style progress lines
-// when Options.Progress is set.
+// report tells what a rescan did: as human progress lines at start-up
+// (Options.Progress, one per file, like any server's boot log), and as
+// structured log records for every reload after that.
 func (l *Live) report(ch *Change) {
-	progress := func(format string, args ...any) {
-		if l.opts.Progress != nil {
-			fmt.Fprintf(l.opts.Progress, "toolhost: "+format+"\n", args...)
+	if l.opts.Progress != nil && !l.started {
+		for _, p := range ch.Loaded {
+			fmt.Fprintf(l.opts.Progress, "toolhost: load %s: %d tools (%s) in %v\n", p, len(ch.Tools[p]),
+				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
 		}
+		for _, e := range ch.Errors {
+			fmt.Fprintf(l.opts.Progress, "toolhost: skip %s: %s\n", e.Path, e.Reason)
+		}
+		return
 	}
 	for _, p := range ch.Loaded {
-		l.logger.Info("plugin loaded", "file", p, "sha256", l.files[p].sha, "tools", ch.Tools[p])
-		progress("load %s: %d tools (%s)", p, len(ch.Tools[p]), strings.Join(ch.Tools[p], ", "))
+		l.logger.Info("plugin loaded", "file", p, "sha256", l.files[p].sha, "tools", ch.Tools[p], "took", ch.Took[p])
 	}
 	for _, p := range ch.Removed {
 		l.logger.Info("plugin removed", "file", p)
-		progress("remove %s", p)
 	}
 	for _, e := range ch.Errors {
 		l.logger.Warn("plugin refused; any previous version keeps serving", "file", e.Path, "reason", e.Reason)
-		progress("skip %s: %s", e.Path, e.Reason)
 	}
 }
 
