@@ -9,7 +9,7 @@ TOOLS     := $(notdir $(wildcard tools-src/*))
 PLUGINS   := $(TOOLS:%=plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins run test check bench fmt vet tidy race clean
+.PHONY: all build plugins run test check bench fmt vet tidy race clean storm
 
 all: build plugins
 
@@ -51,3 +51,34 @@ check: vet tidy race
 
 clean:
 	rm -rf bin plugins/*.wasm
+
+# The retry-storm experiment of docs/GOVERNOR.md (about two minutes; not run
+# by CI): builds the egress test module, runs both arms on loopback, and
+# rewrites the results section and plot. STORM_FLAGS adds sim storm flags.
+STORM_FLAGS ?=
+storm: $(BIN)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o bin/egress.wasm ./host/testdata/egress
+	$(BIN) sim storm --module bin/egress.wasm --doc docs/GOVERNOR.md --plot docs/governor-storm.png $(STORM_FLAGS)
+
+# The reliability suite in full (docs/RELIABILITY.md): every hostile-module
+# case at full size and a soak of a real server for SOAK (default 3m) at
+# SOAK_WORKERS calls at once, one package after the other (-p 1) so that the
+# soak's figures are not shared with the hostile cases' CPU. `make test`
+# runs the short forms (a 20 s soak).
+SOAK         ?= 3m
+SOAK_WORKERS ?= 64
+.PHONY: reliability fuzz
+reliability: build plugins
+	TOOLHOST_RELIABILITY=full TOOLHOST_SOAK=$(SOAK) TOOLHOST_SOAK_WORKERS=$(SOAK_WORKERS) \
+		$(GO) test -p 1 -count=1 -v -timeout 30m -run 'Hostile|Soak' ./reliability/ ./cmd/toolhost/
+
+# Every fuzz target for FUZZTIME each (CI's short form; seeds are committed
+# in each package's testdata/fuzz/). A failure leaves its input there.
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | sort | \
+	while IFS=: read -r file fn; do \
+		name=$${fn#func }; dir=$$(dirname "$$file"); \
+		echo "== $$dir $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$dir"; \
+	done

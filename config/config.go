@@ -50,6 +50,12 @@ type Config struct {
 	// Tools are the [tools."NAME"] sections, by tool name. Every name
 	// matches ^[A-Za-z0-9_.-]{1,128}$.
 	Tools map[string]Tool
+	// Governor is the [governor] section and the [quotas."NAME"]
+	// sections (see governor.go).
+	Governor Governor
+	// Grants are the [grants."MODULE.wasm"] sections: egress grants, by
+	// module file name.
+	Grants map[string]Grant
 }
 
 // Dispatch is the [dispatch] section.

@@ -203,6 +203,9 @@ func (p *checker) document(tree map[string]any, c *Config) {
 				p.tools(path, t, c)
 			}
 		}},
+		field{"governor", func(path []string, v any) { p.governorSection(path, v, c) }},
+		field{"quotas", func(path []string, v any) { p.quotasSection(path, v, c) }},
+		field{"grants", func(path []string, v any) { p.grantsSection(path, v, c) }},
 	)
 }
 

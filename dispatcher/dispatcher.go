@@ -2,7 +2,7 @@
 // that knows about timers, retries and idempotency. One call passes, in
 // this order:
 //
-//	lookup → validate → budget → circuit breaker → idempotency → retry loop
+//	lookup → validate → budget → circuit breaker → governor → idempotency → retry loop
 //	  (each attempt: breaker admits → concurrency slot → per-attempt timeout → handler)
 //
 // and every failure comes out as one DispatchError envelope.
@@ -92,6 +92,9 @@ type Config struct {
 	Tools map[string]ToolPolicy
 	// Rand returns U[0,1) draws for jitter; nil means math/rand/v2.
 	Rand func() float64
+	// Governor admits each call against the shared quotas its tool draws
+	// on (see Governor); nil means no governor.
+	Governor Governor
 }
 
 // Dispatcher runs calls against a set of tools. It is safe for concurrent
@@ -104,11 +107,13 @@ type Dispatcher struct {
 	idem     idempotency.Store
 	breakers *breaker.Set
 	rand     func() float64
+	governor Governor
 }
 
 // New returns a Dispatcher over tools.
 func New(tools Tools, cfg Config) *Dispatcher {
-	d := &Dispatcher{tools: tools, events: cfg.Events, retry: cfg.Retry.withDefaults(), idem: cfg.Idempotency, rand: cfg.Rand}
+	d := &Dispatcher{tools: tools, events: cfg.Events, retry: cfg.Retry.withDefaults(), idem: cfg.Idempotency, rand: cfg.Rand,
+		governor: cfg.Governor}
 	if d.rand == nil {
 		d.rand = rand.Float64
 	}
@@ -170,6 +175,10 @@ func (d *Dispatcher) Do(ctx context.Context, c Call) Outcome {
 	}
 	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
 		return failed(circuitOpen(tool.Name, 0, b))
+	}
+	ctx, derr := d.govern(ctx, tool, c)
+	if derr != nil {
+		return failed(derr)
 	}
 	if c.IdempotencyKey != "" {
 		return d.keyed(ctx, tool, c)

@@ -1,12 +1,14 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/sys"
 	"github.com/toolhost/toolhost/abi"
@@ -16,7 +18,9 @@ import (
 // lim overrides the runtime's limits field by field.
 //
 // The error is one of:
-//   - *abi.Error: the guest reported an error (its kind is the guest's);
+//   - *abi.Error: the guest reported an error (its kind is the guest's), or
+//     the host refused args before the guest saw them (KindSchema: not
+//     UTF-8);
 //   - an error wrapping ctx's error when ctx ended first (the instance is
 //     stopped: WithCloseOnContextDone for code, sleeper for sleeps);
 //   - *Fault: the guest trapped, exited, or broke the ABI.
@@ -24,6 +28,18 @@ import (
 // Call never panics on guest behaviour.
 func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
 	lim = lim.withDefaults(m.rt.cfg.Limits)
+	// The ABI promises the guest a JSON object or nothing (docs/ABI.md).
+	// Arguments of white space only are nothing. Arguments that are not
+	// UTF-8 are no JSON text at all, yet pass schema validation
+	// (encoding/json replaces bad bytes as it reads); handed to a guest
+	// that echoes them, they came back as an invalid response, an
+	// internal error charged to the tool's breaker.
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = nil
+	} else if !utf8.Valid(args) {
+		return nil, &abi.Error{Kind: abi.KindSchema, Message: "arguments are not valid UTF-8"}
+	}
+	ctx = m.withEgress(ctx)
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(tool, out)
 
@@ -90,13 +106,20 @@ func (m *Module) fault(ctx context.Context, tool, during string, err error, out 
 
 // lastFatalLine finds the line a dying Go (or Rust, or C) runtime writes
 // to stderr before it traps — "fatal error: out of memory", "panic: ..." —
-// which says far more than the trap itself.
+// which says far more than the trap itself. A "fatal error:" or "panic:"
+// line wins over the "runtime: ..." lines around it: after "fatal error:
+// stack overflow" the Go traceback goes on with lines such as "runtime: g
+// 0: unexpected return pc for runtime.morestack", which say nothing useful.
 func lastFatalLine(out []byte) string {
 	lines := strings.Split(string(out), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "runtime: ") {
-			return l
+	for _, prefixes := range [][]string{{"fatal error:", "panic:"}, {"runtime: "}} {
+		for i := len(lines) - 1; i >= 0; i-- {
+			l := strings.TrimSpace(lines[i])
+			for _, p := range prefixes {
+				if strings.HasPrefix(l, p) {
+					return l
+				}
+			}
 		}
 	}
 	return ""

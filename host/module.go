@@ -32,19 +32,24 @@ type Module struct {
 	minBytes uint64
 }
 
-// wantExports lists the functions the ABI requires, with their signatures.
-var wantExports = []struct {
+// export is a function export the ABI requires, with its signature.
+type export struct {
 	name            string
 	params, results []api.ValueType
-}{
+}
+
+// wantExports lists the functions the ABI requires of a tool module.
+var wantExports = []export{
 	{abi.ExportABIVersion, nil, []api.ValueType{api.ValueTypeI32}},
 	{abi.ExportAlloc, []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}},
 	{abi.ExportDescribe, nil, []api.ValueType{api.ValueTypeI64}},
 	{abi.ExportCall, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
 }
 
-// providedImports are the import modules the host satisfies.
-var providedImports = []string{"wasi_snapshot_preview1"}
+// providedImports are the import modules the host satisfies. Every module
+// may import toolhost_v1 (governed egress); a module without a grant loads,
+// and each request it makes is refused naming the missing grant.
+var providedImports = []string{"wasi_snapshot_preview1", abi.ImportModule}
 
 // LoadFile reads and loads one module file. See Load.
 func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
@@ -63,13 +68,19 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 	fail := func(err error, format string, args ...any) (*Module, error) {
 		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
-	compiled, err := r.rt.CompileModule(ctx, wasm)
+	// Checked before wazero decodes it: a few hostile bytes can make its
+	// decoder allocate without bound (see checkModule).
+	checked, err := checkModule(wasm)
+	if err != nil {
+		return fail(err, "%v", err)
+	}
+	compiled, err := r.rt.CompileModule(ctx, checked)
 	if err != nil {
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	sum := sha256.Sum256(wasm)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
-	if reason := checkShape(compiled); reason != "" {
+	if reason := checkShape(compiled, wantExports); reason != "" {
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s", reason)
 	}
@@ -88,9 +99,10 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 	return m, nil
 }
 
-// checkShape returns why the module's imports or exports break the ABI, or
-// "" when they are fine.
-func checkShape(c wazero.CompiledModule) string {
+// checkShape returns why the module's imports, memory or function exports
+// (those listed: a tool module's or a planner's) break the ABI, or "" when
+// they are fine.
+func checkShape(c wazero.CompiledModule, exports []export) string {
 	for _, imp := range c.ImportedFunctions() {
 		mod, name, _ := imp.Import()
 		if !slices.Contains(providedImports, mod) {
@@ -105,7 +117,7 @@ func checkShape(c wazero.CompiledModule) string {
 		return `does not export its memory as "memory"`
 	}
 	fns := c.ExportedFunctions()
-	for _, want := range wantExports {
+	for _, want := range exports {
 		def, ok := fns[want.name]
 		if !ok {
 			return fmt.Sprintf("missing export %s (is this a toolhost ABI v%d module built as a reactor?)", want.name, abi.Version)
@@ -136,9 +148,16 @@ func signature(params, results []api.ValueType) string {
 func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
 	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
 	defer cancel()
+	ctx = context.WithValue(ctx, egressKey{}, &egressCall{module: moduleName(m.Path), loading: true})
 	inst, err := m.instantiate(ctx, m.rt.cfg.Limits, discard{})
 	if err != nil {
-		return nil, m.loadFault(ctx, "_initialize", err)
+		// Instantiating also links imports and copies data segments: name
+		// _initialize only when there is one to blame.
+		during := "instantiating"
+		if _, ok := m.compiled.ExportedFunctions()[abi.ExportInitialize]; ok {
+			during = abi.ExportInitialize
+		}
+		return nil, m.loadFault(ctx, during, err)
 	}
 	defer inst.close()
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)

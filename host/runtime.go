@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/toolhost/toolhost/abi"
 )
 
 // Defaults for Config fields left at zero.
@@ -38,6 +39,9 @@ type Config struct {
 	DescribeTimeout time.Duration
 	// Logger receives guest output and load progress; nil means slog.Default.
 	Logger *slog.Logger
+	// Egress grants modules outbound HTTP through the toolhost_v1 host
+	// functions (see Egress); the zero value grants nothing.
+	Egress Egress
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -47,6 +51,7 @@ type Runtime struct {
 	cache  wazero.CompilationCache
 	cfg    Config
 	logger *slog.Logger
+	egress *egress
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -62,6 +67,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	eg, err := newEgress(cfg.Egress)
+	if err != nil {
+		return nil, err
+	}
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
 	cache, err := openCache(cfg.CacheDir)
 	if err != nil {
@@ -75,7 +84,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating WASI: %w", err)
 	}
-	return &Runtime{rt: rt, cache: cache, cfg: cfg, logger: logger}, nil
+	if err := eg.instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("host: instantiating %s: %w", abi.ImportModule, err)
+	}
+	return &Runtime{rt: rt, cache: cache, cfg: cfg, logger: logger, egress: eg}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, error) {
@@ -101,6 +114,7 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.egress.close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {
 		if cerr := r.cache.Close(ctx); err == nil {

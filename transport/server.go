@@ -46,6 +46,9 @@ type Options struct {
 	// SessionTimeout closes HTTP sessions idle this long (so abandoned
 	// sessions do not hold MaxSessions slots); 0 means never.
 	SessionTimeout time.Duration
+	// Plans, when set, lists the built-in tool toolhost.plan, which runs
+	// plan sessions on the server (see PlanToolName); nil means none.
+	Plans *PlanOptions
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -95,6 +98,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 		}
 	})
 	s.SetTools(reg)
+	s.addPlanTool()
 	return s
 }
 
@@ -189,7 +193,6 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
-
 
 // warnOnly drops records below Warn.
 type warnOnly struct{ slog.Handler }

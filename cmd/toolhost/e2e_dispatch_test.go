@@ -171,13 +171,13 @@ func followEvents(t *testing.T, mcpURL, prefix string) <-chan streamedEvent {
 
 func TestE2EBreakerOpensAndRecovers(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "toolhost.toml")
-	const cooldown = 300 * time.Millisecond
+	const cooldown = 2 * time.Second
 	err := os.WriteFile(cfg, []byte(`
 [tools."flaky"]
 [tools."flaky".breaker]
 failures = 3
 window = "1m"
-cooldown = "300ms"
+cooldown = "2s"
 jitter = 0
 `), 0o644)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/metrics"
@@ -38,6 +39,7 @@ type serveFlags struct {
 	maxSessions    int
 	maxPerCaller   int
 	sessionTimeout time.Duration
+	planTool       bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -73,6 +75,7 @@ flight finish, up to --grace.`,
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
 	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
+	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	return cmd
 }
 
@@ -95,7 +98,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			return err
 		}
 	}
-	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: cfg.HostLimits()})
+	bus := events.NewBus(logger)
+	gov, err := governor.New(cfg.GovernorConfig(governor.Config{Events: bus}))
+	if err != nil {
+		return err
+	}
+	defer gov.Close()
+	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: cfg.HostLimits(),
+		Egress: host.Egress{Grants: cfg.EgressGrants(), Governor: gov}})
 	if err != nil {
 		return err
 	}
@@ -111,12 +121,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			logger.Warn("config names a tool no module serves", "tool", name, "config", f.config)
 		}
 	}
-	bus := events.NewBus(logger)
-	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus}))
+	warnUnusedGrants(cfg, live, logger)
+	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
+		Plans: planOptions(f, bus),
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
@@ -134,7 +145,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Tools:    func() float64 { return float64(len(live.Registry().List())) },
 	})
 	go m.Follow(ctx, bus)
-	return serveHTTP(ctx, srv, bus, m, tokens, f, logger)
+	return serveHTTP(ctx, srv, bus, m, tokens, gov, f, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -159,11 +170,12 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, gov *governor.Governor, f serveFlags, logger *slog.Logger) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
 	mux.Handle("GET /events", tokens.Require(bus.Handler()))
+	mux.Handle("/rpc", tokens.Require(gov.RPCHandler()))
 	mux.Handle("GET /metrics", tokens.Require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -202,6 +214,15 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// planOptions enables the built-in toolhost.plan tool, its events going to
+// the bus beside the dispatcher's.
+func planOptions(f serveFlags, bus *events.Bus) *transport.PlanOptions {
+	if !f.planTool {
+		return nil
+	}
+	return &transport.PlanOptions{Events: bus}
 }
 
 // loadTokens reads --token-file, else $TOOLHOST_TOKENS (entries separated

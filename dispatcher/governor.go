@@ -1,0 +1,43 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+
+	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/registry"
+)
+
+// Governor is the rate governor the dispatcher consults once per call,
+// after the breaker and before idempotency (*governor.Governor implements
+// it). Admit must be safe for concurrent use. It waits until the quotas the
+// tool draws on grant the call (or fails fast), and returns ctx carrying
+// what the call's own draws need (its priority, for egress). Its errors
+// wrap governor.ErrRateLimited (a *governor.LimitError with an estimate),
+// governor.ErrInvalid (an unknown priority class), or ctx's error.
+type Governor interface {
+	Admit(ctx context.Context, tool, priority string) (context.Context, error)
+}
+
+// govern is the governor step: no governor, no wait.
+func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call) (context.Context, *DispatchError) {
+	if d.governor == nil {
+		return ctx, nil
+	}
+	gctx, err := d.governor.Admit(ctx, tool.Name, c.Priority)
+	if err == nil {
+		return gctx, nil
+	}
+	var le *governor.LimitError
+	switch {
+	case errors.As(err, &le):
+		de := newError(KindRateLimited, 0, err, "tool %s: %s", tool.Name, le.Error())
+		de.RetryAfterMS = le.RetryAfter.Milliseconds()
+		return ctx, de
+	case errors.Is(err, governor.ErrInvalid):
+		return ctx, newError(KindSchema, 0, err, "%s", err.Error())
+	case ctx.Err() != nil:
+		return ctx, classifyWait(tool.Name, ctx)
+	}
+	return ctx, newError(KindInternal, 0, err, "tool %s: governor: %v", tool.Name, err)
+}

@@ -1,0 +1,98 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/registry"
+)
+
+type fakeGovernor struct {
+	err       error
+	tool, pri string
+}
+
+type govKey struct{}
+
+func (f *fakeGovernor) Admit(ctx context.Context, tool, priority string) (context.Context, error) {
+	f.tool, f.pri = tool, priority
+	return context.WithValue(ctx, govKey{}, "admitted"), f.err
+}
+
+// The governor step runs after the breaker and before any attempt: its
+// refusal is the call's envelope, and what it puts in the context reaches
+// the handler.
+func TestGovernorStep(t *testing.T) {
+	var seen any
+	h := registry.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		seen = ctx.Value(govKey{})
+		return json.RawMessage(`1`), nil
+	})
+	reg := newRegistry(t, toolSpec{name: "gh.search", handler: h})
+	tests := []struct {
+		name  string
+		err   error
+		kind  Kind
+		code  int
+		retry int64
+	}{
+		{"admitted", nil, "", 0, 0},
+		{"rate limited", &governor.LimitError{Quota: "gh", Reason: "busy", RetryAfter: 1500 * time.Millisecond}, KindRateLimited, -32603, 1500},
+		{"bad priority", errors.Join(governor.ErrInvalid, errors.New("priority \"x\"")), KindSchema, -32602, 0},
+		{"store down", errors.New("redis: connection refused"), KindInternal, -32603, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seen = nil
+			g := &fakeGovernor{err: tc.err}
+			d := New(reg, Config{Governor: g})
+			_, err := d.Call(context.Background(), Call{Tool: "gh.search", Options: Options{Priority: "interactive"}})
+			if g.tool != "gh.search" || g.pri != "interactive" {
+				t.Fatalf("Admit saw tool %q priority %q", g.tool, g.pri)
+			}
+			if tc.err == nil {
+				if err != nil || seen != "admitted" {
+					t.Fatalf("err %v, handler saw %v", err, seen)
+				}
+				return
+			}
+			de := asDispatchError(t, err)
+			if de.Kind != tc.kind || de.JSONRPCCode != tc.code || de.RetryAfterMS != tc.retry || de.Attempts != 0 {
+				t.Fatalf("envelope %+v, want kind %s code %d retry %d, no attempts", de, tc.kind, tc.code, tc.retry)
+			}
+			if seen != nil {
+				t.Fatal("the handler ran after the governor refused")
+			}
+		})
+	}
+}
+
+// With the real governor: a tool drawing on an exhausted quota fails fast
+// with rate_limited instead of waiting past the caller's deadline.
+func TestGovernorRateLimited(t *testing.T) {
+	g, err := governor.New(governor.Config{Broadcast: -1, Quotas: []governor.Quota{
+		{Name: "gh", Capacity: 1, Interval: time.Minute, Burst: 1, Tools: map[string]int64{"gh.search": 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	reg := newRegistry(t, toolSpec{name: "gh.search", handler: &fakeTool{script: []step{{}}}})
+	d := New(reg, Config{Governor: g})
+	if _, err := d.Call(context.Background(), Call{Tool: "gh.search"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = d.Call(ctx, Call{Tool: "gh.search"})
+	if !errors.Is(err, ErrRateLimited) || time.Since(start) > 100*time.Millisecond {
+		t.Fatalf("err %v after %v, want rate_limited at once", err, time.Since(start))
+	}
+	if de := asDispatchError(t, err); de.RetryAfterMS < 59000 {
+		t.Fatalf("retry_after_ms %d, want about a minute", de.RetryAfterMS)
+	}
+}

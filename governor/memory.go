@@ -1,0 +1,134 @@
+package governor
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Memory is the in-process Store: every quota's pool as a GCRA (generic
+// cell rate algorithm) theoretical arrival time, its usage in a ring of
+// buckets, and its blocked_until. Its clock is time.Now. It is safe for
+// concurrent use; the zero value is ready.
+type Memory struct {
+	mu    sync.Mutex
+	pools map[string]*memPool
+}
+
+// usageBuckets is how finely Memory measures usage over the window: a
+// window of 10 s is counted in 200 ms buckets.
+const usageBuckets = 50
+
+type memPool struct {
+	// tat is the theoretical arrival time: the pool holds
+	// Burst - (tat-now)/Emission tokens, and is full when tat <= now.
+	tat          time.Time
+	blockedUntil time.Time
+	buckets      [usageBuckets]bucket
+}
+
+type bucket struct {
+	index int64 // now.UnixNano() / bucket width
+	used  int64
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory { return &Memory{} }
+
+func (m *Memory) pool(quota string) *memPool {
+	if m.pools == nil {
+		m.pools = make(map[string]*memPool)
+	}
+	p, ok := m.pools[quota]
+	if !ok {
+		p = &memPool{}
+		m.pools[quota] = p
+	}
+	return p
+}
+
+// Take implements Store.
+func (m *Memory) Take(_ context.Context, quota string, l Limit, d Draw) (Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	p := m.pool(quota)
+	T := l.Emission()
+	tat := later(p.tat, now)
+	next := tat.Add(time.Duration(d.Cost) * T)
+	// The draw fits if the pool, after it, still holds Reserve tokens:
+	// next - now <= (Burst - Reserve) * T.
+	limit := time.Duration(l.Burst-d.Reserve) * T
+	over := next.Sub(now) - limit
+	if over <= 0 && !now.Before(p.blockedUntil) {
+		p.tat = next
+		p.record(now, l, d.Cost)
+		return p.result(now, l, true, 0), nil
+	}
+	wait := max(over, p.blockedUntil.Sub(now), 0)
+	return p.result(now, l, false, wait), nil
+}
+
+// Block implements Store.
+func (m *Memory) Block(_ context.Context, quota string, l Limit, dur time.Duration) (Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	p := m.pool(quota)
+	until := now.Add(dur)
+	if until.After(p.blockedUntil) {
+		p.blockedUntil = until
+	}
+	// Empty the pool at blockedUntil: it then holds one token, and the
+	// next comes one emission interval later.
+	T := l.Emission()
+	p.tat = later(p.tat, p.blockedUntil.Add(time.Duration(l.Burst-1)*T))
+	return p.result(now, l, false, 0), nil
+}
+
+// Peek implements Store.
+func (m *Memory) Peek(_ context.Context, quota string, l Limit) (Result, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pool(quota).result(time.Now(), l, false, 0), nil
+}
+
+func (p *memPool) result(now time.Time, l Limit, granted bool, wait time.Duration) Result {
+	T := l.Emission()
+	avail := float64(l.Burst)
+	if p.tat.After(now) {
+		avail -= float64(p.tat.Sub(now)) / float64(T)
+	}
+	return Result{Granted: granted, Wait: wait, Available: max(avail, 0), Used: p.used(now, l),
+		Blocked: max(p.blockedUntil.Sub(now), 0), Now: now}
+}
+
+func bucketWidth(l Limit) int64 { return max(int64(l.Window)/usageBuckets, 1) }
+
+func (p *memPool) record(now time.Time, l Limit, cost int64) {
+	idx := now.UnixNano() / bucketWidth(l)
+	b := &p.buckets[idx%usageBuckets]
+	if b.index != idx {
+		*b = bucket{index: idx}
+	}
+	b.used += cost
+}
+
+// used sums the buckets inside the window ending now.
+func (p *memPool) used(now time.Time, l Limit) int64 {
+	cur := now.UnixNano() / bucketWidth(l)
+	var sum int64
+	for _, b := range p.buckets {
+		if b.index > cur-usageBuckets && b.index <= cur {
+			sum += b.used
+		}
+	}
+	return sum
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,135 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Planner is a planner module: WebAssembly exporting toolhost_plan (see
+// abi.ExportPlan), sandboxed exactly like a tool. It is immutable and safe
+// for concurrent use: every Plan call gets a fresh instance under the
+// runtime's limits.
+type Planner struct {
+	m *Module
+}
+
+// plannerExports are the functions a planner module must export.
+var plannerExports = []export{
+	{abi.ExportABIVersion, nil, []api.ValueType{api.ValueTypeI32}},
+	{abi.ExportAlloc, []api.ValueType{api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}},
+	{abi.ExportPlan, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}},
+}
+
+// LoadPlannerFile reads and loads a planner module file. See LoadPlanner.
+func (r *Runtime) LoadPlannerFile(ctx context.Context, path string) (*Planner, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &LoadError{Path: path, Reason: "cannot read: " + err.Error(), Err: err}
+	}
+	return r.LoadPlanner(ctx, path, wasm)
+}
+
+// LoadPlanner compiles wasm (or takes it from the cache), checks its
+// imports and exports against the planner ABI and checks its ABI version in
+// a fresh instance bounded by Config.DescribeTimeout. Every failure is a
+// *LoadError naming path.
+func (r *Runtime) LoadPlanner(ctx context.Context, path string, wasm []byte) (*Planner, error) {
+	fail := func(err error, format string, args ...any) (*Planner, error) {
+		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
+	}
+	compiled, err := r.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return fail(err, "not a valid WebAssembly module: %v", err)
+	}
+	sum := sha256.Sum256(wasm)
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
+	if reason := checkShape(compiled, plannerExports); reason != "" {
+		_ = compiled.Close(ctx)
+		return fail(nil, "not a planner: %s", reason)
+	}
+	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
+	if m.minBytes > r.cfg.Limits.MemoryBytes {
+		_ = compiled.Close(ctx)
+		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
+	}
+	if err := m.checkVersion(ctx); err != nil {
+		_ = compiled.Close(ctx)
+		return fail(err, "%v", err)
+	}
+	return &Planner{m: m}, nil
+}
+
+// checkVersion runs _initialize and toolhost_abi_version in a fresh
+// instance, with egress in its loading state, as describe does for tools.
+func (m *Module) checkVersion(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
+	defer cancel()
+	ctx = context.WithValue(ctx, egressKey{}, &egressCall{module: moduleName(m.Path), loading: true})
+	inst, err := m.instantiate(ctx, m.rt.cfg.Limits, discard{})
+	if err != nil {
+		return m.loadFault(ctx, "_initialize", err)
+	}
+	defer inst.close()
+	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
+	if err != nil {
+		return m.loadFault(ctx, abi.ExportABIVersion, err)
+	}
+	if v := int32(res[0]); v != abi.Version {
+		return fmt.Errorf("ABI version %d, this host speaks version %d", v, abi.Version)
+	}
+	return nil
+}
+
+// Path is the file the planner came from.
+func (p *Planner) Path() string { return p.m.Path }
+
+// SHA256 is the hex digest of the planner's bytes: its identity.
+func (p *Planner) SHA256() string { return p.m.SHA256 }
+
+// Plan runs toolhost_plan on input (the planner input JSON) in a fresh
+// instance and returns the output bytes as the guest wrote them; reading
+// them as a plan is the caller's business. The instance gets the runtime's
+// limits, and the egress the operator granted the module's file name.
+//
+// The error is one of: an error wrapping ctx's error when ctx ended first
+// (the instance is stopped), or a *Fault when the guest trapped, exited,
+// or broke the ABI (an output pointer outside its memory, output over the
+// output cap). Plan never panics on guest behaviour.
+func (p *Planner) Plan(ctx context.Context, input []byte) ([]byte, error) {
+	const who = "planner"
+	m := p.m
+	lim := m.rt.cfg.Limits
+	ctx = m.withEgress(ctx)
+	out := &capWriter{limit: lim.LogBytes}
+	defer m.logOutput(who, out)
+
+	inst, err := m.instantiate(ctx, lim, out)
+	if err != nil {
+		return nil, m.fault(ctx, who, "instantiating", err, out)
+	}
+	defer inst.close()
+	ptr, err := inst.write(ctx, inst.mod.ExportedFunction(abi.ExportAlloc), input)
+	if err != nil {
+		return nil, m.fault(ctx, who, "passing the input", err, out)
+	}
+	res, err := inst.mod.ExportedFunction(abi.ExportPlan).Call(ctx, uint64(ptr), uint64(len(input)))
+	if err != nil {
+		return nil, m.fault(ctx, who, abi.ExportPlan, err, out)
+	}
+	b, err := inst.read(res[0], lim.OutputBytes)
+	if err != nil {
+		return nil, &Fault{Module: m.Path, Tool: who, Reason: abi.ExportPlan + " " + err.Error()}
+	}
+	return b, nil
+}
+
+// Close releases the compiled code. Calls in flight may fail.
+func (p *Planner) Close(ctx context.Context) error {
+	return p.m.Close(ctx)
+}

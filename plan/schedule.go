@@ -1,0 +1,270 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/toolhost/toolhost/dispatcher"
+)
+
+// outcome is how one revision's execution ended: reason "" means "replan
+// because of err"; any other reason ends the session.
+type outcome struct {
+	reason  Reason
+	err     *Error
+	message string
+}
+
+// rank orders outcomes when several happen in one revision: the caller
+// going away beats a fatal error, which beats a refused step, which beats
+// a replannable failure.
+func (o *outcome) rank() int {
+	switch o.reason {
+	case ReasonCancelled:
+		return 4
+	case ReasonFatal:
+		return 3
+	case ReasonStepBudget:
+		return 2
+	}
+	return 1
+}
+
+func worse(cur, next *outcome) *outcome {
+	if next == nil || (cur != nil && cur.rank() >= next.rank()) {
+		return cur
+	}
+	return next
+}
+
+type completion struct {
+	id     int
+	result json.RawMessage
+	err    error
+}
+
+// execute runs the current revision. Ready steps (every dependency
+// settled) are dispatched in id order, at most MaxParallel in flight; each
+// completion may make more ready. After the first failure, refusal or
+// cancellation nothing more is dispatched, the steps in flight are awaited
+// and logged, and the worst outcome is returned.
+func (r *run) execute(ctx context.Context) outcome {
+	waiting := r.f.pending()
+	inflight := map[int]string{} // step id → identity
+	done := make(chan completion, len(waiting))
+	var stop *outcome
+	for {
+		if stop == nil && ctx.Err() != nil {
+			stop = &outcome{reason: ReasonCancelled, message: fmt.Sprintf("the session was cancelled: %v", context.Cause(ctx))}
+		}
+		if stop == nil {
+			waiting, stop = r.dispatch(ctx, waiting, inflight, done)
+		}
+		if len(inflight) == 0 {
+			break
+		}
+		c := <-done
+		r.drainRetries()
+		delete(inflight, c.id)
+		stop = worse(stop, r.finish(ctx, c))
+	}
+	if stop != nil {
+		return *stop
+	}
+	if len(waiting) > 0 {
+		// Cannot happen: the first waiting step depends only on settled
+		// ones. Fail loudly rather than report the goal met.
+		err := &Error{Kind: ErrorKind(dispatcher.KindInternal), StepID: waiting[0].ID,
+			Message: "executor bug: the step never became ready"}
+		return outcome{reason: ReasonFatal, err: err, message: err.Message}
+	}
+	return outcome{reason: ReasonGoalMet, message: fmt.Sprintf("every step of revision %d is done (%d in the plan)", len(r.f.res.Revisions), len(r.stepOf))}
+}
+
+// dispatch starts (or reuses, or refuses) the ready steps of waiting, in
+// order, and returns the steps still waiting.
+func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]string, done chan<- completion) ([]Step, *outcome) {
+	var rest []Step
+	for i, s := range waiting {
+		if len(inflight) >= r.lim.MaxParallel {
+			return append(rest, waiting[i:]...), nil
+		}
+		if !r.ready(s) {
+			rest = append(rest, s)
+			continue
+		}
+		args, perr := r.resolve(s)
+		if perr != nil {
+			r.emit(Event{Kind: EventStepFailed, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr})
+			return append(rest, waiting[i+1:]...), &outcome{err: perr}
+		}
+		ident, _ := identity(s.ToolName, args)
+		if r.cfg.Reusable(s.ToolName) {
+			if from, ok := r.f.succeeded[ident]; ok {
+				prev, _ := r.f.step(from)
+				r.emit(Event{Kind: EventStepReused, StepID: s.ID, ToolName: s.ToolName, Args: args,
+					ExpectedOutcome: s.ExpectedOutcome, Result: prev.Result, ReusedFrom: from})
+				continue
+			}
+			if inFlight(inflight, ident) {
+				// An identical step is running: wait for its result
+				// rather than run the tool twice.
+				rest = append(rest, s)
+				continue
+			}
+		}
+		if r.f.res.StepsExecuted >= r.lim.MaxSteps {
+			r.emit(Event{Kind: EventStepRefused, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome})
+			return append(rest, waiting[i+1:]...), &outcome{reason: ReasonStepBudget,
+				message: fmt.Sprintf("step %d (%s) was refused: all %d steps of the budget have run", s.ID, s.ToolName, r.lim.MaxSteps)}
+		}
+		key := Key(r.id, s.ID, s.ToolName, args)
+		r.emit(Event{Kind: EventStepStarted, StepID: s.ID, ToolName: s.ToolName, Args: args,
+			ExpectedOutcome: s.ExpectedOutcome, Key: key})
+		inflight[s.ID] = ident
+		r.keys[key] = s.ID
+		call := dispatcher.Call{Tool: s.ToolName, Args: args, Options: r.cfg.Options}
+		call.IdempotencyKey = key
+		go func(id int) {
+			res, err := r.cfg.Dispatcher.Call(ctx, call)
+			done <- completion{id: id, result: res, err: err}
+		}(s.ID)
+	}
+	return rest, nil
+}
+
+func inFlight(inflight map[int]string, ident string) bool {
+	for _, id := range inflight {
+		if id == ident {
+			return true
+		}
+	}
+	return false
+}
+
+// ready reports whether every dependency of s has succeeded (or was
+// reused).
+func (r *run) ready(s Step) bool {
+	for _, d := range r.deps[s.ID] {
+		h, ok := r.f.step(d)
+		if !ok || h.Error != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// finish logs a completion and returns the outcome it forces, if any.
+func (r *run) finish(ctx context.Context, c completion) *outcome {
+	s := r.stepOf[c.id]
+	for k, id := range r.keys {
+		if id == c.id {
+			delete(r.keys, k)
+		}
+	}
+	if c.err == nil {
+		res, err := compact(orNull(c.result))
+		if err == nil {
+			r.emit(Event{Kind: EventStepSucceeded, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Result: res})
+			return nil
+		}
+		c.err = fmt.Errorf("the tool's result is not JSON: %v", err)
+	}
+	perr := stepError(c.id, c.err)
+	fatal := perr.Kind.Fatal() && ctx.Err() == nil
+	r.emit(Event{Kind: EventStepFailed, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: fatal})
+	switch {
+	case ctx.Err() != nil:
+		return &outcome{reason: ReasonCancelled, err: perr, message: fmt.Sprintf("the session was cancelled: %v", context.Cause(ctx))}
+	case fatal:
+		return &outcome{reason: ReasonFatal, err: perr, message: fmt.Sprintf("step %d (%s) failed fatally: %s", c.id, s.ToolName, perr.Message)}
+	}
+	return &outcome{err: perr}
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// stepError turns a dispatch failure into the step's error.
+func stepError(id int, err error) *Error {
+	var de *dispatcher.DispatchError
+	if errors.As(err, &de) {
+		return &Error{Kind: ErrorKind(de.Kind), Message: de.Message, Attempts: de.Attempts, StepID: id}
+	}
+	return &Error{Kind: ErrorKind(dispatcher.KindInternal), Message: err.Error(), StepID: id}
+}
+
+// dependencies are the steps s refers to plus its depends_on. Args were
+// validated, so they decode and their references parse.
+func dependencies(s Step) []int {
+	deps := append([]int(nil), s.DependsOn...)
+	if v, err := decodeJSON(s.Args); err == nil {
+		_, _ = walk(v, nil, func(_ []string, rf ref) (any, error) {
+			deps = append(deps, rf.step)
+			return nil, nil
+		})
+	}
+	return deps
+}
+
+// resolve replaces the references in s's arguments with the values they
+// name and returns the canonical result. A pointer that does not resolve
+// in the result is invalid_plan.
+func (r *run) resolve(s Step) (json.RawMessage, *Error) {
+	v, err := decodeJSON(s.Args)
+	if err != nil {
+		return nil, invalidf(s.ID, "args: %v", err)
+	}
+	v, err = walk(v, nil, func(path []string, rf ref) (any, error) {
+		h, _ := r.f.step(rf.step)
+		doc, err := decodeJSON(h.Result)
+		if err != nil {
+			return nil, fmt.Errorf("args%s: $ref %s: step %d's result is not JSON", pointer(path), rf.text, rf.step)
+		}
+		val, err := rf.lookup(doc)
+		if err != nil {
+			return nil, fmt.Errorf("args%s: %w", pointer(path), err)
+		}
+		return val, nil
+	})
+	if err != nil {
+		return nil, invalidf(s.ID, "%v", err)
+	}
+	return encodeJSON(v), nil
+}
+
+// drainRetries logs the retries the dispatcher has published for steps in
+// flight. A retry event is published before the attempt that follows it,
+// so by the time a step's completion arrives all its retries are queued.
+func (r *run) drainRetries() {
+	if r.retries == nil {
+		return
+	}
+	for {
+		select {
+		case ev, ok := <-r.retries.C:
+			if !ok {
+				r.retries = nil
+				return
+			}
+			re, ok := ev.Data.(dispatcher.RetryEvent)
+			if !ok {
+				continue
+			}
+			id, ok := r.keys[re.Key]
+			if !ok {
+				continue
+			}
+			r.emit(Event{Kind: EventStepRetry, StepID: id, ToolName: re.Tool, Attempt: re.Attempt, DelayMS: re.DelayMS,
+				Error: &Error{Kind: ErrorKind(re.Reason), Message: re.Message, Attempts: re.Attempt, StepID: id}})
+		default:
+			return
+		}
+	}
+}

@@ -1,0 +1,245 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/plan"
+)
+
+// PlanToolName is the built-in tool that runs a plan session on the server
+// (see docs/PLAN.md). Its arguments are a plan file plus "planner"
+// ("static", the default: the given steps; or "rules"); its result is the
+// SessionResult, isError when the session failed. A call with a progress
+// token receives every event as a notifications/progress whose message is
+// the trace line and whose _meta["toolhost/plan_event"] is the event. The
+// name is reserved: a plugin tool of that name is listed but never called.
+const PlanToolName = "toolhost.plan"
+
+// MetaPlanEvent carries a plan event on a progress notification.
+const MetaPlanEvent = "toolhost/plan_event"
+
+// PlanOptions configure toolhost.plan (Options.Plans). The zero value is
+// usable: every field documents its default.
+type PlanOptions struct {
+	// Events receives every plan event (type: its kind), as well as the
+	// calling client's progress notifications; nil means only the latter.
+	Events *events.Bus
+	// MaxSteps and MaxParallel cap what a caller may ask for; 0 means the
+	// plan package's bounds.
+	MaxSteps, MaxParallel int
+}
+
+// addPlanTool, when Options.Plans is set, lists toolhost.plan and routes
+// its calls to callPlan, ahead of the tools/call middleware that sends
+// everything else to the dispatcher.
+func (s *Server) addPlanTool() {
+	if s.opts.Plans == nil {
+		return
+	}
+	s.mcp.AddTool(planTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return s.callPlan(ctx, req), nil
+	})
+	// Added after the dispatcher's middleware, so it runs first.
+	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params.Name == PlanToolName {
+				return s.callPlan(ctx, call), nil
+			}
+			return next(ctx, method, req)
+		}
+	})
+}
+
+func planTool() *mcp.Tool {
+	return &mcp.Tool{
+		Name:  PlanToolName,
+		Title: "Run a plan",
+		Description: "Runs a goal as a plan of tool calls on this server: each step is a tools/call through the " +
+			"dispatcher (timeouts, retries, idempotency), and a failed step goes back to the planner for a new " +
+			"plan from where it stopped, within max_steps (default 12) executed steps and max_replans (default 5) " +
+			`replans. An argument value {"$ref": "/steps/N/result/..."} is replaced by that part of step N's ` +
+			`result. planner "static" (default) runs the given steps and does not replan; "rules" is the ` +
+			"deterministic demo planner. The result is the session: status, reason, history, revisions, events.",
+		InputSchema: planInputSchema(),
+		Annotations: &mcp.ToolAnnotations{Title: "Run a plan"},
+	}
+}
+
+// planInputSchema is the plan file schema with the file's properties at the
+// top level (MCP wants "type": "object" there) and "planner" added.
+func planInputSchema() json.RawMessage {
+	var doc map[string]any
+	if err := json.Unmarshal(plan.FileSchema(), &doc); err != nil {
+		panic("transport: plan file schema: " + err.Error()) // generated: always JSON
+	}
+	defs, _ := doc["$defs"].(map[string]any)
+	file, _ := defs["File"].(map[string]any)
+	delete(defs, "File")
+	props, _ := file["properties"].(map[string]any)
+	props["planner"] = map[string]any{"type": "string", "enum": []string{"static", "rules"}, "default": "static",
+		"description": "static: the given steps, no replanning; rules: the deterministic demo planner"}
+	out := map[string]any{"type": "object", "properties": props, "required": file["required"],
+		"additionalProperties": false, "$defs": defs}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// callPlan runs one plan session for a tools/call of toolhost.plan.
+func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	s.inflight.enter()
+	defer s.inflight.exit()
+	p := req.Params
+	requestID := newRequestID()
+	fail := func(kind dispatcher.Kind, format string, args ...any) *mcp.CallToolResult {
+		return errorResult(&dispatcher.DispatchError{Kind: kind, Message: fmt.Sprintf(format, args...), JSONRPCCode: kind.Code()}, requestID)
+	}
+	if n := len(p.Arguments); s.opts.MaxArgsBytes > 0 && n > s.opts.MaxArgsBytes {
+		return fail(dispatcher.KindSchema, "arguments are %d bytes, over this server's limit of %d", n, s.opts.MaxArgsBytes)
+	}
+	opts, err := parseOptions(p.Meta)
+	if err != nil {
+		return fail(dispatcher.KindSchema, "%v", err)
+	}
+	opts.Caller = callerOf(req)
+	file, planner, err := planArgs(p.Arguments)
+	if err != nil {
+		return fail(dispatcher.KindSchema, "%v", err)
+	}
+	if !s.callers.enter(opts.Caller) {
+		return fail(dispatcher.KindRateLimited, "caller %q already has %d calls in flight, this server's limit per caller; wait for one to finish",
+			opts.Caller, s.opts.MaxCallsPerCaller)
+	}
+	defer s.callers.exit(opts.Caller)
+	start := time.Now()
+	cfg := plan.Config{
+		Dispatcher: planSteps{s: s, trace: traceparent(p.Meta)},
+		Planner:    planner,
+		Reusable:   s.reusable,
+		Options:    opts,
+		Bus:        s.opts.Plans.Events,
+		Observe:    s.progress(ctx, req),
+	}
+	res, err := plan.New(cfg).Run(ctx, plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: s.capped(file.Limits())})
+	if err != nil {
+		return fail(dispatcher.KindSchema, "%v", err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return fail(dispatcher.KindInternal, "encoding the session result: %v", err)
+	}
+	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "plan",
+		slog.String("request_id", requestID), slog.String("caller", opts.Caller), slog.String("session_id", res.SessionID),
+		slog.String("status", string(res.Status)), slog.String("reason", string(res.Reason)),
+		slog.Int("steps", res.StepsExecuted), slog.Int("replans", res.Replans),
+		slog.Float64("duration_ms", float64(time.Since(start))/float64(time.Millisecond)))
+	summary := fmt.Sprintf("plan %s (%s): %s", res.Status, res.Reason, res.Message)
+	return &mcp.CallToolResult{
+		IsError:           res.Status != plan.StatusCompleted,
+		Content:           []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+		Meta:              mcp.Meta{MetaRequestID: requestID},
+	}
+}
+
+// planArgs splits the arguments into the plan file and the planner.
+func planArgs(raw json.RawMessage) (*plan.File, plan.Planner, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return nil, nil, fmt.Errorf(`arguments must be a plan file object {"goal": ..., "steps": [...]}`)
+	}
+	name := "static"
+	if v, ok := members["planner"]; ok {
+		if err := json.Unmarshal(v, &name); err != nil {
+			return nil, nil, fmt.Errorf(`"planner" must be "static" or "rules"`)
+		}
+		delete(members, "planner")
+	}
+	rest, _ := json.Marshal(members)
+	file, err := plan.ParseFile(rest)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch name {
+	case "static":
+		return file, plan.Static(file.Steps), nil
+	case "rules":
+		return file, plan.Rules(), nil
+	}
+	return nil, nil, fmt.Errorf(`"planner" must be "static" or "rules", not %q`, name)
+}
+
+// capped applies the operator's caps to a session's budgets.
+func (s *Server) capped(l plan.Limits) plan.Limits {
+	if c := s.opts.Plans.MaxSteps; c > 0 {
+		if l.MaxSteps == 0 {
+			l.MaxSteps = plan.DefaultMaxSteps
+		}
+		l.MaxSteps = min(l.MaxSteps, c)
+	}
+	if c := s.opts.Plans.MaxParallel; c > 0 && l.MaxParallel > c {
+		l.MaxParallel = c
+	}
+	return l
+}
+
+// reusable says whether a listed tool's results may be reused.
+func (s *Server) reusable(tool string) bool {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	t, ok := s.listed[tool]
+	return ok && (t.Idempotent || t.ReadOnly)
+}
+
+// progress returns the plan's observer: each event becomes a progress
+// notification when the caller sent a progress token.
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest) func(plan.Event) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil
+	}
+	var line strings.Builder
+	trace := plan.NewTrace(&line, false)
+	return func(e plan.Event) {
+		line.Reset()
+		trace.Event(e)
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      float64(e.Seq),
+			Message:       strings.TrimSuffix(line.String(), "\n"),
+			Meta:          mcp.Meta{MetaPlanEvent: e},
+		})
+		if err != nil {
+			s.logger.Debug("plan progress notification not sent", "err", err)
+		}
+	}
+}
+
+// planSteps dispatches a plan's steps as tools/call does: through the
+// dispatcher, with one audit line each, joined to the plan call's trace.
+type planSteps struct {
+	s     *Server
+	trace string
+}
+
+func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessage, error) {
+	start := time.Now()
+	o := ps.s.d.Do(ctx, c)
+	ps.s.audit(&callInfo{requestID: newRequestID(), tool: c.Tool, caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey},
+		&mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
+	if o.Err != nil {
+		return nil, o.Err
+	}
+	return o.Result, nil
+}
