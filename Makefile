@@ -52,7 +52,7 @@ check: vet tidy race
 clean:
 	rm -rf bin plugins/*.wasm
 
-# The retry-storm experiment of docs/GOVERNOR.md (about two minutes; not run
+# The retry-storm experiment of docs/GOVERNOR.md (about a minute and a half; not run
 # by CI): builds the egress test module, runs both arms on loopback, and
 # rewrites the results section and plot. STORM_FLAGS adds sim storm flags.
 STORM_FLAGS ?=

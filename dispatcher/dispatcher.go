@@ -165,25 +165,35 @@ func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) 
 func (d *Dispatcher) Do(ctx context.Context, c Call) Outcome {
 	tool, ok := d.tools.Lookup(c.Tool)
 	if !ok {
-		return failed(newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))
+		return d.refused(c, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))
 	}
 	if err := tool.Validate(c.Args); err != nil {
-		return failed(newError(KindSchema, 0, err, "%s", err.Error()))
+		return d.refused(c, newError(KindSchema, 0, err, "%s", err.Error()))
 	}
 	if c.Budget != nil && *c.Budget <= 0 {
-		return failed(newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool))
+		return d.refused(c, newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool))
 	}
 	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
-		return failed(circuitOpen(tool.Name, 0, b))
+		return d.refused(c, circuitOpen(tool.Name, 0, b))
 	}
 	ctx, derr := d.govern(ctx, tool, c)
 	if derr != nil {
-		return failed(derr)
+		return d.refused(c, derr)
 	}
 	if c.IdempotencyKey != "" {
 		return d.keyed(ctx, tool, c)
 	}
 	return d.execute(ctx, tool, c)
+}
+
+// refused publishes the result of a call that ended before any execution
+// (so metrics and followers of the stream see every dispatch) and returns
+// it.
+func (d *Dispatcher) refused(c Call, e *DispatchError) Outcome {
+	if d.events.Enabled() {
+		d.events.Publish(EventResult, ResultEvent{Tool: c.Tool, Key: c.IdempotencyKey, Kind: e.Kind, Attempts: e.Attempts})
+	}
+	return failed(e)
 }
 
 func failed(e *DispatchError) Outcome { return Outcome{Attempts: e.Attempts, Err: e} }

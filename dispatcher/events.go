@@ -35,7 +35,9 @@ type RetryEvent struct {
 	Message string  `json:"message"`
 }
 
-// ResultEvent is published once per execution, when it ends.
+// ResultEvent is published once per dispatch: when its execution ends,
+// when it is refused before one, or (Shared) when it took the outcome of
+// another call's execution with the same idempotency key.
 type ResultEvent struct {
 	Tool       string  `json:"tool"`
 	Key        string  `json:"key,omitempty"`
@@ -43,6 +45,9 @@ type ResultEvent struct {
 	Kind       Kind    `json:"kind,omitempty"`
 	Attempts   int     `json:"attempts"`
 	DurationMS float64 `json:"duration_ms"`
+	// Shared marks a result replayed from, or waited for on, another
+	// call's execution: its attempts are that execution's, not new ones.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // BreakerEvent is published on every breaker transition.
@@ -83,6 +88,17 @@ func (d *Dispatcher) finish(tool *registry.Tool, c Call, start time.Time, derr *
 			Attempts: derr.Attempts, DurationMS: ms(time.Since(start))})
 	}
 	return derr
+}
+
+func (d *Dispatcher) emitShared(tool *registry.Tool, c Call, o Outcome) {
+	if !d.events.Enabled() {
+		return
+	}
+	e := ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true}
+	if o.Err != nil {
+		e.Kind = o.Err.Kind
+	}
+	d.events.Publish(EventResult, e)
 }
 
 func (d *Dispatcher) breakerChanged(tool string, from, to breaker.State) {

@@ -17,6 +17,17 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 	start := time.Now()
 	b := d.breakers.For(tool.Name)
 	for n := 1; ; n++ {
+		if n > 1 {
+			// A hot reload may have replaced the tool while this call
+			// waited to retry: retry on the version now serving (the old
+			// module closes once its calls in flight return).
+			cur, ok := d.tools.Lookup(tool.Name)
+			if !ok {
+				return failed(d.finish(tool, c, start, newError(KindNotFound, n-1, nil,
+					"tool %s was removed while its call waited to retry", tool.Name)))
+			}
+			tool = cur
+		}
 		ticket, ok := b.Allow()
 		if !ok {
 			return failed(d.finish(tool, c, start, circuitOpen(tool.Name, n-1, b)))

@@ -33,13 +33,17 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		go d.lead(ctx, tool, c, claim)
 	}
 	o, err := claim.Wait(ctx)
-	if err != nil {
-		return failed(classifyWait(tool.Name, ctx))
+	out := Outcome{Result: o.Result, Attempts: o.Attempts}
+	switch {
+	case err != nil:
+		out = failed(classifyWait(tool.Name, ctx))
+	case o.Err != nil:
+		out = failed(o.Err.(*DispatchError))
 	}
-	if o.Err != nil {
-		return failed(o.Err.(*DispatchError))
+	if !claim.Leader() {
+		d.emitShared(tool, c, out)
 	}
-	return Outcome{Result: o.Result, Attempts: o.Attempts}
+	return out
 }
 
 func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {

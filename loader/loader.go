@@ -8,12 +8,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/registry"
 )
+
+// ReservedPrefix starts the names of toolhost's own tools (toolhost.plan);
+// a module declaring one is refused, so it can never shadow a built-in.
+const ReservedPrefix = "toolhost."
 
 // Result is a loaded plugins folder.
 type Result struct {
@@ -86,6 +91,9 @@ func records(m *host.Module, overrides map[string]Override) ([]*registry.Tool, e
 func refRecords(m *host.Module, ref *moduleRef, overrides map[string]Override) ([]*registry.Tool, error) {
 	recs := make([]*registry.Tool, 0, len(m.Tools))
 	for _, t := range m.Tools {
+		if strings.HasPrefix(t.Name, ReservedPrefix) {
+			return nil, fmt.Errorf("tool %q: names starting with %q are reserved for toolhost's built-in tools", t.Name, ReservedPrefix)
+		}
 		rec := Record(m, t, overrides[t.Name])
 		rec.Handler.(*boundTool).ref = ref
 		if _, err := registry.New([]*registry.Tool{rec}); err != nil {

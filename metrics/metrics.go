@@ -40,7 +40,7 @@ func New(g Gauges) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolhost_calls_total", Help: "Dispatches by tool and outcome (ok or the error kind).",
+			Name: "toolhost_calls_total", Help: "Dispatches by tool and outcome (ok or the error kind), refusals and idempotent replays included.",
 		}, []string{"tool", "outcome"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolhost_attempts_total", Help: "Attempts started, retries included.",
@@ -116,7 +116,11 @@ func (m *Metrics) observe(e events.Event) {
 			outcome = string(d.Kind)
 		}
 		m.calls.WithLabelValues(d.Tool, outcome).Inc()
-		m.duration.WithLabelValues(d.Tool).Observe(float64(time.Duration(d.DurationMS*float64(time.Millisecond))) / float64(time.Second))
+		// Latency is an execution's: refusals (no attempt) and shared
+		// outcomes (someone else's execution) would only skew it.
+		if d.Attempts > 0 && !d.Shared {
+			m.duration.WithLabelValues(d.Tool).Observe(float64(time.Duration(d.DurationMS*float64(time.Millisecond))) / float64(time.Second))
+		}
 	case dispatcher.BreakerEvent:
 		m.breaker.WithLabelValues(d.Tool).Set(breakerLevel(d.To))
 	}

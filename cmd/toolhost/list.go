@@ -58,7 +58,11 @@ func newListCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tTITLE")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%v\t%v\t%vms\t%s\n", r.Name, r.Idempotent, r.ReadOnly, r.TimeoutMS, r.Title)
+				timeout := "-"
+				if r.TimeoutMS != nil {
+					timeout = fmt.Sprintf("%vms", r.TimeoutMS)
+				}
+				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\n", r.Name, r.Idempotent, r.ReadOnly, timeout, r.Title)
 			}
 			return tw.Flush()
 		},

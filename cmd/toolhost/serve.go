@@ -51,8 +51,9 @@ func newServeCmd() *cobra.Command {
 MCP: Streamable HTTP at http://ADDR/mcp, or stdin/stdout with --stdio. Logs go
 to stderr. The folder is watched: a new or replaced .wasm is loaded and swapped
 in while calls in flight finish on the old version; a removed file removes its
-tools; a file that fails to load leaves its previous version serving. On SIGINT or SIGTERM it stops accepting work and lets calls in
-flight finish, up to --grace.`,
+tools; a file that fails to load leaves its previous version serving. On
+SIGINT or SIGTERM it stops accepting work and lets calls in flight finish, up
+to --grace.`,
 		Example: `  toolhost serve
   toolhost serve --plugins ./plugins --addr 127.0.0.1:7331
   toolhost serve --stdio          # for Claude Desktop or the MCP Inspector`,
@@ -65,7 +66,7 @@ flight finish, up to --grace.`,
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:7331", "HTTP listen address (Streamable HTTP at /mcp)")
 	cmd.Flags().BoolVar(&f.stdio, "stdio", false, "speak MCP on stdin/stdout instead of HTTP")
 	cmd.Flags().StringVar(&f.cacheDir, "cache-dir", "", `compilation cache folder (default <user cache dir>/toolhost/wazero; "off" disables)`)
-	cmd.Flags().StringVar(&f.config, "config", "", "TOML file of dispatch settings and per-tool overrides (docs/CONFIG.md)")
+	cmd.Flags().StringVar(&f.config, "config", "", "TOML file: dispatch settings, per-tool overrides, quotas and egress grants (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "reload plugins when files in the folder change (--watch=false to turn off)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
