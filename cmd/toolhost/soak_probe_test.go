@@ -55,7 +55,7 @@ type healthProbe struct {
 	ok, bad  int
 	slowest  time.Duration
 	failures []string
-	peakRSS  float64
+	rss      []float64 // the server's RSS, once a second
 
 	stop chan struct{}
 	done chan struct{}
@@ -77,7 +77,7 @@ func startHealthProbe(hc *http.Client, base string) *healthProbe {
 			if n%10 == 0 {
 				if m, err := serverMetrics(hc, base, "process_resident_memory_bytes"); err == nil {
 					p.mu.Lock()
-					p.peakRSS = max(p.peakRSS, m["process_resident_memory_bytes"])
+					p.rss = append(p.rss, m["process_resident_memory_bytes"])
 					p.mu.Unlock()
 				}
 			}
@@ -114,6 +114,21 @@ func (p *healthProbe) check(hc *http.Client, base string) {
 func (p *healthProbe) finish() {
 	close(p.stop)
 	<-p.done
+}
+
+// rssPeaks returns the highest RSS sampled in the first and in the second
+// half of the load: a leak shows as a second half above the first.
+func (p *healthProbe) rssPeaks() (first, second float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, v := range p.rss {
+		if i < len(p.rss)/2 {
+			first = max(first, v)
+		} else {
+			second = max(second, v)
+		}
+	}
+	return first, second
 }
 
 // breakerWatch counts breaker transitions to open, from /events, until the

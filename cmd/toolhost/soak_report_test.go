@@ -9,14 +9,16 @@ import (
 	"time"
 )
 
-// Bounds the soak checks. RSS: every call runs in a fresh instance, up to
-// 64 at once; a Go guest's instance is about 5 MiB of linear memory, so
-// the working set under load is a few hundred MiB above the idle server,
-// and Go returns freed memory to the OS lazily. A leak of one instance per
-// call would be gigabytes within the short run.
+// Bounds on the server's RSS. Every call runs in a fresh instance, up to 64
+// at once, and a Go guest's instance holds 7-9 MiB of linear memory: about
+// 600 MiB live at most, which Go's collector lets grow to twice that
+// before it collects (GOGC=100), and returns to the OS lazily. So the
+// level is bounded absolutely, and a leak is looked for as a trend: the
+// second half of the load may not peak much above the first. A leak of one
+// instance per call would be gigabytes within the short run.
 const (
-	soakPeakRSS   = 1 << 30   // the server's RSS at its highest
-	soakRSSGrowth = 512 << 20 // the server's RSS at the end over its start
+	soakPeakRSS  = 3 << 29  // 1.5 GiB: the server's RSS at its highest
+	soakRSSTrend = 64 << 20 // the second half's peak over 125% of the first's
 )
 
 type soakReport struct {
@@ -80,8 +82,9 @@ func (r soakReport) markdown() string {
 	row("audit log lines / calls that reached the server (load and drain)", fmt.Sprintf("%d / %d", r.audit, s.sent.Load()+int64(r.drain.inFlight)))
 	row("/healthz answers (failed; slowest)", fmt.Sprintf("%d (%d; %s)", r.probe.ok, r.probe.bad, ms(r.probe.slowest)))
 	row("server goroutines start / end", fmt.Sprintf("%.0f / %.0f", r.start["go_goroutines"], r.end["go_goroutines"]))
-	row("server RSS start / peak / end", fmt.Sprintf("%s / %s / %s", mb(r.start["process_resident_memory_bytes"]),
-		mb(r.probe.peakRSS), mb(r.end["process_resident_memory_bytes"])))
+	first, second := r.probe.rssPeaks()
+	row("server RSS start / peak in the 1st, 2nd half of the load / end", fmt.Sprintf("%s / %s, %s / %s",
+		mb(r.start["process_resident_memory_bytes"]), mb(first), mb(second), mb(r.end["process_resident_memory_bytes"])))
 	row("SIGTERM: calls in flight / completed", fmt.Sprintf("%d / %d", r.drain.inFlight, r.drain.completed))
 	row("SIGTERM: new calls refused (slowest refusal)", fmt.Sprintf("%d (%s)", r.drain.refused, ms(r.drain.refusedIn)))
 	row("SIGTERM: exit", fmt.Sprintf("%v after %s", exitText(r.drain.exitErr), ms(r.drain.took)))
@@ -119,9 +122,12 @@ func (r soakReport) check(t *testing.T) {
 	if g0, g1 := r.start["go_goroutines"], r.end["go_goroutines"]; g1 > g0+soakGoroutineSlack {
 		t.Errorf("server goroutines %v at the start, %v once the load stopped", g0, g1)
 	}
-	rss0, rss1 := r.start["process_resident_memory_bytes"], r.end["process_resident_memory_bytes"]
-	if r.probe.peakRSS > soakPeakRSS || rss1 > rss0+soakRSSGrowth {
-		t.Errorf("server RSS %s at the start, %s at its peak, %s at the end", mb(rss0), mb(r.probe.peakRSS), mb(rss1))
+	first, second := r.probe.rssPeaks()
+	if len(r.probe.rss) < 4 { // a run too short to have halves
+		first = second
+	}
+	if max(first, second) > soakPeakRSS || second > 1.25*first+soakRSSTrend {
+		t.Errorf("server RSS peaked at %s in the first half of the load, %s in the second", mb(first), mb(second))
 	}
 	d := r.drain
 	if d.completed != d.inFlight || d.refused == 0 || d.exitErr != nil {
