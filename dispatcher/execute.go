@@ -37,7 +37,7 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 		if derr == nil {
 			res, derr = d.attempt(ctx, tool, c, n)
 		}
-		b.Record(ticket, breakerOutcome(ctx, derr))
+		b.Record(ticket, breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < tool.Timeout))
 		// Decide and publish while still holding the slot, so that in the
 		// event stream every attempt's end (its retry or result event)
 		// comes before the attempt that takes its slot.
@@ -102,12 +102,14 @@ func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n
 }
 
 // breakerOutcome: only the tool's own failures count against it; bad input,
+// a timeout the caller made shorter than the tool's own (else any client
+// could open a healthy tool's breaker for everyone with timeout_ms: 1),
 // spent budgets and callers that went away say nothing about its health.
-func breakerOutcome(ctx context.Context, derr *DispatchError) breaker.Outcome {
+func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bool) breaker.Outcome {
 	if derr == nil {
 		return breaker.Success
 	}
-	if ctx.Err() != nil || derr.cause == errQueueWait {
+	if ctx.Err() != nil || derr.cause == errQueueWait || (derr.Kind == KindTimeout && callerShortened) {
 		return breaker.Ignore
 	}
 	switch derr.Kind {

@@ -212,3 +212,21 @@ func TestHammerFanOutCaps(t *testing.T) {
 		t.Fatalf("%d calls ran, want %d", n, 20*64)
 	}
 }
+
+// A caller that shortens the timeout cannot open the breaker for everyone.
+func TestCallerShortenedTimeoutDoesNotTripBreaker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTool{script: []step{{hold: 10 * time.Millisecond}}}
+		d := New(newRegistry(t, toolSpec{name: "t", timeout: time.Second, handler: f}),
+			Config{Breaker: breaker.Settings{Failures: 2}})
+		for range 5 {
+			_, err := d.Call(context.Background(), Call{Tool: "t", Options: Options{Timeout: time.Millisecond}})
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("got %v, want the caller's own timeout", err)
+			}
+		}
+		if _, err := d.Call(context.Background(), Call{Tool: "t"}); err != nil {
+			t.Fatalf("a healthy tool refused after other callers' short timeouts: %v", err)
+		}
+	})
+}

@@ -65,6 +65,26 @@ func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
 // bounded by Config.DescribeTimeout. Every failure is a *LoadError naming
 // path.
 func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
+	m, err := r.compile(ctx, path, wasm, wantExports, "")
+	if err != nil {
+		return nil, err
+	}
+	manifest, err := m.describe(ctx)
+	if err != nil {
+		_ = m.compiled.Close(ctx)
+		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
+	}
+	m.Manifest = manifest
+	m.Tools = manifest.Resolve()
+	return m, nil
+}
+
+// compile is the part of loading that every kind of module shares: the
+// structural pre-check, compilation (or the cache), the import and export
+// shape (exports: a tool module's or a planner's; shapeNote prefixes a
+// shape complaint), and the memory floor against the limit. Every failure
+// is a *LoadError naming path.
+func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports []export, shapeNote string) (*Module, error) {
 	fail := func(err error, format string, args ...any) (*Module, error) {
 		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
@@ -80,22 +100,15 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 	}
 	sum := sha256.Sum256(wasm)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
-	if reason := checkShape(compiled, wantExports); reason != "" {
+	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
-		return fail(nil, "%s", reason)
+		return fail(nil, "%s%s", shapeNote, reason)
 	}
 	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
 	if m.minBytes > r.cfg.Limits.MemoryBytes {
 		_ = compiled.Close(ctx)
 		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
 	}
-	manifest, err := m.describe(ctx)
-	if err != nil {
-		_ = compiled.Close(ctx)
-		return fail(err, "%v", err)
-	}
-	m.Manifest = manifest
-	m.Tools = manifest.Resolve()
 	return m, nil
 }
 

@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 
@@ -40,27 +38,13 @@ func (r *Runtime) LoadPlannerFile(ctx context.Context, path string) (*Planner, e
 // a fresh instance bounded by Config.DescribeTimeout. Every failure is a
 // *LoadError naming path.
 func (r *Runtime) LoadPlanner(ctx context.Context, path string, wasm []byte) (*Planner, error) {
-	fail := func(err error, format string, args ...any) (*Planner, error) {
-		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
-	}
-	compiled, err := r.rt.CompileModule(ctx, wasm)
+	m, err := r.compile(ctx, path, wasm, plannerExports, "not a planner: ")
 	if err != nil {
-		return fail(err, "not a valid WebAssembly module: %v", err)
-	}
-	sum := sha256.Sum256(wasm)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
-	if reason := checkShape(compiled, plannerExports); reason != "" {
-		_ = compiled.Close(ctx)
-		return fail(nil, "not a planner: %s", reason)
-	}
-	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
-	if m.minBytes > r.cfg.Limits.MemoryBytes {
-		_ = compiled.Close(ctx)
-		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
+		return nil, err
 	}
 	if err := m.checkVersion(ctx); err != nil {
-		_ = compiled.Close(ctx)
-		return fail(err, "%v", err)
+		_ = m.compiled.Close(ctx)
+		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
 	}
 	return &Planner{m: m}, nil
 }

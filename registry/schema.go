@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -66,6 +67,11 @@ var printer = message.NewPrinter(language.English)
 func (t *Tool) Validate(args []byte) error {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
+	}
+	// encoding/json would replace invalid bytes and validate the result;
+	// the guest would then get bytes that are no JSON text at all.
+	if !utf8.Valid(args) {
+		return &SchemaError{Tool: t.Name, Reason: "arguments are not valid UTF-8"}
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
