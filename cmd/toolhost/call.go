@@ -18,7 +18,8 @@ type callFlags struct {
 	server  string
 	timeout time.Duration
 	key     string
-	budget  int
+	budget   int
+	priority string
 }
 
 func newCallCmd() *cobra.Command {
@@ -43,6 +44,7 @@ stderr and the exit code is 1.`,
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "per-attempt timeout (toolhost/timeout_ms); default: the tool's")
 	cmd.Flags().StringVar(&f.key, "idempotency-key", "", "deduplicate: calls with one key share one execution")
 	cmd.Flags().IntVar(&f.budget, "budget", -1, "attempts you can afford (toolhost/budget); 0 fails fast; default: no budget")
+	cmd.Flags().StringVar(&f.priority, "priority", "", "governor priority class: critical, interactive, normal or background (toolhost/priority)")
 	return cmd
 }
 
@@ -64,6 +66,9 @@ func runCall(cmd *cobra.Command, f callFlags, args []string) error {
 	}
 	if f.budget >= 0 {
 		meta[transport.MetaBudget] = f.budget
+	}
+	if f.priority != "" {
+		meta[transport.MetaPriority] = f.priority
 	}
 	ctx := cmd.Context()
 	cs, err := connect(ctx, f.server)

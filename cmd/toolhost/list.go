@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -56,13 +57,13 @@ func newListCmd() *cobra.Command {
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tTITLE")
+			fmt.Fprintln(tw, "NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tMODULE\tTITLE")
 			for _, r := range rows {
 				timeout := "-"
 				if r.TimeoutMS != nil {
 					timeout = fmt.Sprintf("%vms", r.TimeoutMS)
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\n", r.Name, r.Idempotent, r.ReadOnly, timeout, r.Title)
+				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\n", r.Name, r.Idempotent, r.ReadOnly, timeout, moduleID(r.Module), r.Title)
 			}
 			return tw.Flush()
 		},
@@ -70,4 +71,19 @@ func newListCmd() *cobra.Command {
 	addServerFlag(cmd, &server)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	return cmd
+}
+
+// moduleID is a module's file name and the first 12 hex digits of its
+// sha256, its identity across reloads ("-" for built-in tools).
+func moduleID(m any) string {
+	mod, ok := m.(map[string]any)
+	if !ok {
+		return "-"
+	}
+	path, _ := mod["path"].(string)
+	sha, _ := mod["sha256"].(string)
+	if len(sha) > 12 {
+		sha = sha[:12]
+	}
+	return filepath.Base(path) + "@" + sha
 }
