@@ -15,9 +15,9 @@ import (
 )
 
 type callFlags struct {
-	server  string
-	timeout time.Duration
-	key     string
+	server   string
+	timeout  time.Duration
+	key      string
 	budget   int
 	priority string
 }
