@@ -178,9 +178,14 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			// Only initialized sessions count: the SDK opens a session for
+			// any POST without a session id, before reading its body, and
+			// closes it in the background when the body turns out bad.
 			n := 0
-			for range s.mcp.Sessions() {
-				n++
+			for ss := range s.mcp.Sessions() {
+				if ss.InitializeParams() != nil {
+					n++
+				}
 			}
 			if n >= s.opts.MaxSessions {
 				w.Header().Set("Content-Type", "application/json")
