@@ -31,12 +31,15 @@ type Bus struct {
 
 	mu   sync.RWMutex
 	subs map[*Subscription]struct{}
+
+	streamsDone chan struct{} // closed by CloseStreams
+	closeOnce   sync.Once
 }
 
 // NewBus returns a bus that also writes every event to logger at Info
 // (nil: no logging).
 func NewBus(logger *slog.Logger) *Bus {
-	return &Bus{logger: logger, subs: make(map[*Subscription]struct{})}
+	return &Bus{logger: logger, subs: make(map[*Subscription]struct{}), streamsDone: make(chan struct{})}
 }
 
 // Enabled reports whether anyone would see an event. Publishers check it
@@ -144,4 +147,12 @@ func (b *Bus) CloseSubscribers() {
 	for _, s := range subs {
 		s.Close()
 	}
+}
+
+// CloseStreams ends every HTTP event stream (Handler), now and to come,
+// so a server can shut down; in-process subscribers such as metrics keep
+// receiving the events of the calls still draining. It may be called more
+// than once.
+func (b *Bus) CloseStreams() {
+	b.closeOnce.Do(func() { close(b.streamsDone) })
 }

@@ -10,7 +10,8 @@ import (
 // Handler streams the bus as Server-Sent Events: one `data: <event JSON>`
 // message per event. The query parameter `type` (repeatable, or
 // comma-separated) keeps only events whose type starts with one of its
-// values. A client that falls behind loses events; the stream then carries
+// values. The stream ends when the client leaves or CloseStreams is
+// called. A client that falls behind loses events; the stream then carries
 // a `event: dropped` message with the running count.
 func (b *Bus) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,6 +39,8 @@ func (b *Bus) Handler() http.Handler {
 		for {
 			select {
 			case <-r.Context().Done():
+				return
+			case <-b.streamsDone:
 				return
 			case e, ok := <-sub.C:
 				if !ok {

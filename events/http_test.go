@@ -205,3 +205,30 @@ func TestHandlerNeedsFlusher(t *testing.T) {
 		t.Error("subscribed without streaming")
 	}
 }
+
+func TestHandlerReturnsOnCloseStreams(t *testing.T) {
+	bus := events.NewBus(nil)
+	inproc := bus.Subscribe(4)
+	defer inproc.Close()
+	srv := httptest.NewServer(bus.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	if line, _ := br.ReadString('\n'); !strings.HasPrefix(line, ": toolhost events") {
+		t.Fatalf("first line %q", line)
+	}
+	bus.CloseStreams()
+	bus.CloseStreams() // idempotent
+	if _, err := io.ReadAll(br); err != nil {
+		t.Fatalf("stream did not end cleanly: %v", err)
+	}
+	// In-process subscribers keep receiving.
+	bus.Publish("x.y", 1)
+	if e := <-inproc.C; e.Type != "x.y" {
+		t.Fatalf("in-process subscriber got %+v", e)
+	}
+}

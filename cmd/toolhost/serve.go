@@ -191,7 +191,7 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 		return fmt.Errorf("listen on %s: %w", f.addr, err)
 	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	hs.RegisterOnShutdown(bus.CloseSubscribers) // event streams never end by themselves
+	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	ready.Store(true)
