@@ -7,6 +7,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -47,11 +48,12 @@ type Config struct {
 // Runtime is one wazero runtime shared by every module. It is safe for
 // concurrent use.
 type Runtime struct {
-	rt     wazero.Runtime
-	cache  wazero.CompilationCache
-	cfg    Config
-	logger *slog.Logger
-	egress *egress
+	rt       wazero.Runtime
+	cache    wazero.CompilationCache
+	cacheDir string // "" when there is no file cache
+	cfg      Config
+	logger   *slog.Logger
+	egress   *egress
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -72,7 +74,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
-	cache, err := openCache(cfg.CacheDir)
+	cache, cacheDir, err := openCache(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -88,27 +90,45 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", abi.ImportModule, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cfg: cfg, logger: logger, egress: eg}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, cfg: cfg, logger: logger, egress: eg}, nil
 }
 
-func openCache(dir string) (wazero.CompilationCache, error) {
+func openCache(dir string) (wazero.CompilationCache, string, error) {
 	switch dir {
 	case "off":
-		return nil, nil
+		return nil, "", nil
 	case "":
 		base, err := os.UserCacheDir()
 		if err != nil {
 			// No home to cache into (a bare container): run uncached
 			// rather than refuse to start.
-			return nil, nil
+			return nil, "", nil
 		}
 		dir = filepath.Join(base, "toolhost", "wazero")
 	}
 	cache, err := wazero.NewCompilationCacheWithDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("host: compilation cache %s: %w", dir, err)
+		return nil, "", fmt.Errorf("host: compilation cache %s: %w", dir, err)
 	}
-	return cache, nil
+	return cache, dir, nil
+}
+
+// CacheEntries counts the compiled modules in the file compilation cache
+// (false when there is none). wazero writes one file per module it had to
+// compile, during compilation, so the difference across a batch of loads is
+// the batch's cache misses; wazero offers no hit counter of its own.
+func (r *Runtime) CacheEntries() (int, bool) {
+	if r.cacheDir == "" {
+		return 0, false
+	}
+	n := 0
+	_ = filepath.WalkDir(r.cacheDir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	return n, true
 }
 
 // Close releases every compiled module and the cache handle. Calls in flight

@@ -36,6 +36,10 @@ type Live struct {
 	cur      atomic.Pointer[registry.Registry]
 	inflight atomic.Int64
 
+	// Compilations served by the file cache, and those it had to compile
+	// (counted per rescan from the cache's entries; see CacheEntries).
+	cacheHits, cacheMisses atomic.Uint64
+
 	mu        sync.Mutex // serialises rescans and guards the fields below
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
@@ -74,6 +78,10 @@ func (l *Live) Lookup(name string) (*registry.Tool, bool) { return l.cur.Load().
 // InFlight returns the number of calls running on this folder's modules,
 // current and replaced versions alike.
 func (l *Live) InFlight() int64 { return l.inflight.Load() }
+
+// CacheStats returns how many module loads the compilation cache served
+// and how many it had to compile, since Open.
+func (l *Live) CacheStats() (hits, misses uint64) { return l.cacheHits.Load(), l.cacheMisses.Load() }
 
 // Registry returns the current registry.
 func (l *Live) Registry() *registry.Registry { return l.cur.Load() }
@@ -139,7 +147,13 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			ch.Removed = append(ch.Removed, p)
 		}
 	}
+	before, cached := l.rt.CacheEntries()
 	loaded := l.compile(ctx, fresh, bytesOf)
+	if after, _ := l.rt.CacheEntries(); cached && len(fresh) > 0 {
+		misses := max(after-before, 0)
+		l.cacheMisses.Add(uint64(misses))
+		l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
+	}
 	for i, p := range fresh {
 		l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
 	}

@@ -174,3 +174,27 @@ func TestLiveInFlightCallFinishesOnOldVersion(t *testing.T) {
 		t.Fatalf("new version: %s, %v", res, err)
 	}
 }
+
+func TestLiveCompileCacheStats(t *testing.T) {
+	ctx := context.Background()
+	dir := testwasm.Dir(t, testwasm.WAT(t, "host/testdata/wat/echo.wat"))
+	cache := t.TempDir()
+	open := func() *loader.Live {
+		rt, err := host.New(ctx, host.Config{CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close(ctx) })
+		live, err := loader.Open(ctx, rt, dir, loader.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return live
+	}
+	if h, m := open().CacheStats(); h != 0 || m != 1 {
+		t.Fatalf("cold cache: %d hits, %d misses; want 0, 1", h, m)
+	}
+	if h, m := open().CacheStats(); h != 1 || m != 0 {
+		t.Fatalf("warm cache: %d hits, %d misses; want 1, 0", h, m)
+	}
+}

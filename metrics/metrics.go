@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
 )
 
 // Metrics is one registry of toolhost's metrics. Create it with New; it is
@@ -25,6 +26,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	breaker  *prometheus.GaugeVec
 	dropped  prometheus.Counter
+	quota    *prometheus.GaugeVec
 }
 
 // Gauges are read when Prometheus scrapes; nil fields are left out.
@@ -33,6 +35,9 @@ type Gauges struct {
 	InFlight func() float64
 	// Tools is the number of tools served.
 	Tools func() float64
+	// CacheHits and CacheMisses count module loads the compilation cache
+	// served and those it had to compile.
+	CacheHits, CacheMisses func() float64
 }
 
 // New registers every metric, with Go runtime and process collectors.
@@ -58,13 +63,26 @@ func New(g Gauges) *Metrics {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "toolhost_metrics_events_dropped_total", Help: "Events the metrics subscriber missed (it fell behind).",
 		}),
+		quota: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolhost_governor_level",
+			Help: "Governor quota levels from governor.state: used and capacity over the throttle window, available tokens, waiting draws, mode (0 normal, 1 throttled, 2 blocked).",
+		}, []string{"quota", "level"}),
 	}
-	m.reg.MustRegister(m.calls, m.attempts, m.retries, m.duration, m.breaker, m.dropped,
+	m.reg.MustRegister(m.calls, m.attempts, m.retries, m.duration, m.breaker, m.dropped, m.quota,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if g.InFlight != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "toolhost_instances_in_flight", Help: "Guest instances running a call now.",
 		}, g.InFlight))
+	}
+	if g.CacheHits != nil && g.CacheMisses != nil {
+		m.reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "toolhost_compile_cache_hits_total", Help: "Module loads served by the compilation cache.",
+			}, g.CacheHits),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "toolhost_compile_cache_misses_total", Help: "Module loads the compilation cache could not serve (compiled).",
+			}, g.CacheMisses))
 	}
 	if g.Tools != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -84,7 +102,7 @@ func (m *Metrics) Handler() http.Handler {
 
 // Follow consumes bus events until ctx ends.
 func (m *Metrics) Follow(ctx context.Context, bus *events.Bus) {
-	sub := bus.Subscribe(8192, "dispatch.", "breaker.")
+	sub := bus.Subscribe(8192, "dispatch.", "breaker.", "governor.")
 	defer sub.Close()
 	var seen uint64
 	for {
@@ -123,7 +141,23 @@ func (m *Metrics) observe(e events.Event) {
 		}
 	case dispatcher.BreakerEvent:
 		m.breaker.WithLabelValues(d.Tool).Set(breakerLevel(d.To))
+	case governor.State:
+		m.quota.WithLabelValues(d.Quota, "used").Set(float64(d.Used))
+		m.quota.WithLabelValues(d.Quota, "capacity").Set(float64(d.Capacity))
+		m.quota.WithLabelValues(d.Quota, "available").Set(d.Available)
+		m.quota.WithLabelValues(d.Quota, "waiting").Set(float64(d.Waiting))
+		m.quota.WithLabelValues(d.Quota, "mode").Set(modeLevel(d.Mode))
 	}
+}
+
+func modeLevel(m governor.Mode) float64 {
+	switch m {
+	case governor.ModeThrottled:
+		return 1
+	case governor.ModeBlocked:
+		return 2
+	}
+	return 0
 }
 
 func breakerLevel(state string) float64 {

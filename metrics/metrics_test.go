@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
 )
 
 func TestMetricsFromEvents(t *testing.T) {
@@ -27,6 +28,7 @@ func TestMetricsFromEvents(t *testing.T) {
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", OK: true, Attempts: 2, DurationMS: 120})
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindTimeout, Attempts: 1, DurationMS: 2000})
 	bus.Publish(dispatcher.EventBreaker, dispatcher.BreakerEvent{Tool: "t", From: "closed", To: "open"})
+	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3})
 	bus.CloseSubscribers() // Follow drains what was published, then returns
 	<-done
 	cancel()
@@ -44,6 +46,9 @@ func TestMetricsFromEvents(t *testing.T) {
 		`toolhost_instances_in_flight 3`,
 		`toolhost_tools 7`,
 		`go_goroutines`,
+		`toolhost_governor_level{level="mode",quota="api"} 1`,
+		`toolhost_governor_level{level="used",quota="api"} 90`,
+		`toolhost_governor_level{level="available",quota="api"} 2.5`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)

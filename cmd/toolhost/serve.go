@@ -144,6 +144,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	m := metrics.New(metrics.Gauges{
 		InFlight: func() float64 { return float64(live.InFlight()) },
 		Tools:    func() float64 { return float64(len(live.Registry().List())) },
+		CacheHits: func() float64 {
+			h, _ := live.CacheStats()
+			return float64(h)
+		},
+		CacheMisses: func() float64 {
+			_, m := live.CacheStats()
+			return float64(m)
+		},
 	})
 	go m.Follow(ctx, bus)
 	return serveHTTP(ctx, srv, bus, m, tokens, gov, f, logger)
