@@ -19,15 +19,15 @@ import (
 func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Outcome {
 	fp, err := fingerprint(tool.Name, c.Args)
 	if err != nil {
-		return failed(newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err))
+		return d.refused(c, newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err))
 	}
 	claim, err := d.idem.Acquire(ctx, scopedKey(c.Caller, c.IdempotencyKey), fp)
 	if err != nil {
 		if errors.Is(err, idempotency.ErrConflict) {
 			// The store saw the scoped key; the caller should see its own.
-			return failed(newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey))
+			return d.refused(c, newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey))
 		}
-		return failed(newError(KindInternal, 0, err, "idempotency store: %v", err))
+		return d.refused(c, newError(KindInternal, 0, err, "idempotency store: %v", err))
 	}
 	if claim.Leader() {
 		go d.lead(ctx, tool, c, claim)

@@ -28,8 +28,9 @@ type Claim interface {
 	// Leader reports whether the caller must run the execution.
 	Leader() bool
 	// Wait returns the outcome of the execution the key belongs to, or
-	// ctx's error if ctx ends first. A leader must not call Wait before
-	// Complete.
+	// ctx's error if ctx ends first. A leader may Wait too (from another
+	// goroutine than the one that will Complete): it then waits like any
+	// follower.
 	Wait(ctx context.Context) (Outcome, error)
 	// Complete publishes the leader's outcome to every waiter, and keeps it
 	// for replay when keep is true; when keep is false the key is released

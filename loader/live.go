@@ -43,8 +43,24 @@ type Live struct {
 	mu        sync.Mutex // serialises rescans and guards the fields below
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
+	stamps    map[string]stamp  // path -> size and mtime when last read
 	listeners []func(*registry.Registry)
 	started   bool // the first rescan (Open's) is over
+}
+
+// stamp is what a stat says of a file: enough to tell it has not been
+// rewritten since it was read.
+type stamp struct {
+	size  int64
+	mtime time.Time
+}
+
+func stampOf(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stamp{}, err
+	}
+	return stamp{size: fi.Size(), mtime: fi.ModTime()}, nil
 }
 
 type liveFile struct {
@@ -122,13 +138,32 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	var fresh []string // paths whose bytes changed, to load
 	bytesOf := map[string][]byte{}
 	shaOf := map[string]string{}
+	stamps := make(map[string]stamp, len(paths))
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
+		st, err := stampOf(p)
 		if err != nil {
-			continue // vanished between glob and read: the next rescan sees it
+			continue // vanished between glob and stat: the next rescan sees it
 		}
-		sum := sha256.Sum256(b)
-		sha := hex.EncodeToString(sum[:])
+		stamps[p] = st
+		sha, known := "", st == l.stamps[p]
+		if known {
+			// Same size and modification time as when last read: the
+			// bytes are the ones already loaded or refused. Go guests are
+			// megabytes; do not hash the folder on every change.
+			if f, ok := l.files[p]; ok {
+				sha = f.sha
+			} else {
+				sha = l.rejected[p]
+			}
+		}
+		var b []byte
+		if sha == "" {
+			if b, err = os.ReadFile(p); err != nil {
+				continue
+			}
+			sum := sha256.Sum256(b)
+			sha = hex.EncodeToString(sum[:])
+		}
 		if old, ok := l.files[p]; ok && old.sha == sha {
 			next[p] = old
 			continue
@@ -142,20 +177,28 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		fresh = append(fresh, p)
 		bytesOf[p], shaOf[p] = b, sha
 	}
+	l.stamps = stamps
 	for p := range l.files {
 		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) {
 			ch.Removed = append(ch.Removed, p)
 		}
 	}
-	before, cached := l.rt.CacheEntries()
-	loaded := l.compile(ctx, fresh, bytesOf)
-	if after, _ := l.rt.CacheEntries(); cached && len(fresh) > 0 {
-		misses := max(after-before, 0)
-		l.cacheMisses.Add(uint64(misses))
-		l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
+	for p := range l.rejected {
+		if _, ok := stamps[p]; !ok {
+			delete(l.rejected, p) // the refused file is gone
+		}
 	}
-	for i, p := range fresh {
-		l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
+	if len(fresh) > 0 {
+		before, cached := l.rt.CacheEntries()
+		loaded := l.compile(ctx, fresh, bytesOf)
+		if after, _ := l.rt.CacheEntries(); cached {
+			misses := max(after-before, 0)
+			l.cacheMisses.Add(uint64(misses))
+			l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
+		}
+		for i, p := range fresh {
+			l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
+		}
 	}
 	if !ch.Empty() {
 		l.swap(next, ch)
@@ -216,7 +259,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		return
 	}
 	ref := &moduleRef{mod: m, total: &l.inflight}
-	recs, err := refRecords(m, ref, l.opts.Overrides)
+	recs, err := records(m, ref, l.opts)
 	if err != nil {
 		_ = m.Close(ctx)
 		keepOld(&host.LoadError{Path: path, Reason: err.Error(), Err: err})

@@ -45,6 +45,10 @@ type Override struct {
 type Options struct {
 	// Progress receives one line per module file; nil means none.
 	Progress io.Writer
+	// Check, when set, vets each tool record before it is served (e.g. the
+	// MCP transport's own rules for a listing); an error refuses the
+	// module like any other load error.
+	Check func(*registry.Tool) error
 	// Overrides are per-tool overrides by tool name.
 	Overrides map[string]Override
 }
@@ -62,7 +66,7 @@ func Load(ctx context.Context, rt *host.Runtime, dir string, opts Options) (*Res
 	res := &Result{Errors: errs}
 	var tools []*registry.Tool
 	for _, m := range mods {
-		recs, err := records(m, opts.Overrides)
+		recs, err := records(m, nil, opts)
 		if err != nil {
 			_ = m.Close(ctx)
 			le := &host.LoadError{Path: m.Path, Reason: err.Error(), Err: err}
@@ -82,22 +86,31 @@ func Load(ctx context.Context, rt *host.Runtime, dir string, opts Options) (*Res
 	return res, nil
 }
 
-// records builds the module's registry records, checking each schema
-// compiles so one bad schema skips its module rather than the folder.
-func records(m *host.Module, overrides map[string]Override) ([]*registry.Tool, error) {
-	return refRecords(m, nil, overrides)
+// Check reports why m's tools cannot be served — a reserved name, an input
+// schema that does not compile, or Options.Check's verdict — or nil. It is
+// what serve would refuse the module for, after the host accepted it.
+func Check(m *host.Module, opts Options) error {
+	_, err := records(m, nil, opts)
+	return err
 }
 
-func refRecords(m *host.Module, ref *moduleRef, overrides map[string]Override) ([]*registry.Tool, error) {
+// records builds the module's registry records, each checked on its own so
+// one bad tool refuses its module rather than the folder. ref counts calls
+// for hot reload (nil outside a Live folder).
+func records(m *host.Module, ref *moduleRef, opts Options) ([]*registry.Tool, error) {
 	recs := make([]*registry.Tool, 0, len(m.Tools))
 	for _, t := range m.Tools {
 		if strings.HasPrefix(t.Name, ReservedPrefix) {
 			return nil, fmt.Errorf("tool %q: names starting with %q are reserved for toolhost's built-in tools", t.Name, ReservedPrefix)
 		}
-		rec := Record(m, t, overrides[t.Name])
-		rec.Handler.(*boundTool).ref = ref
+		rec := record(m, t, opts.Overrides[t.Name], ref)
 		if _, err := registry.New([]*registry.Tool{rec}); err != nil {
 			return nil, err
+		}
+		if opts.Check != nil {
+			if err := opts.Check(rec); err != nil {
+				return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+			}
 		}
 		recs = append(recs, rec)
 	}
@@ -107,6 +120,10 @@ func refRecords(m *host.Module, ref *moduleRef, overrides map[string]Override) (
 // Record binds one of m's tools into a registry record, with the operator's
 // override applied: the record holds the flags and limits in force.
 func Record(m *host.Module, t abi.Tool, o Override) *registry.Tool {
+	return record(m, t, o, nil)
+}
+
+func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.Tool {
 	lim := m.EffectiveLimits(o.Limits)
 	rec := &registry.Tool{
 		Name:         t.Name,
@@ -120,7 +137,7 @@ func Record(m *host.Module, t abi.Tool, o Override) *registry.Tool {
 		MemoryBytes:  lim.MemoryBytes,
 		OutputBytes:  lim.OutputBytes,
 		Module:       registry.Module{Path: m.Path, SHA256: m.SHA256},
-		Handler:      &boundTool{mod: m, name: t.Name, lim: lim},
+		Handler:      &boundTool{mod: m, ref: ref, name: t.Name, lim: lim},
 	}
 	if o.Timeout > 0 {
 		rec.Timeout = o.Timeout

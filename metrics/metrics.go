@@ -129,11 +129,16 @@ func (m *Metrics) observe(e events.Event) {
 	case dispatcher.RetryEvent:
 		m.retries.WithLabelValues(d.Tool, string(d.Reason)).Inc()
 	case dispatcher.ResultEvent:
-		outcome := "ok"
+		outcome, tool := "ok", d.Tool
 		if !d.OK {
 			outcome = string(d.Kind)
 		}
-		m.calls.WithLabelValues(d.Tool, outcome).Inc()
+		if d.Kind == dispatcher.KindNotFound {
+			// Callers choose these names: one series per made-up name
+			// would grow without bound.
+			tool = "_unknown"
+		}
+		m.calls.WithLabelValues(tool, outcome).Inc()
 		// Latency is an execution's: refusals (no attempt) and shared
 		// outcomes (someone else's execution) would only skew it.
 		if d.Attempts > 0 && !d.Shared {

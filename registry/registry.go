@@ -69,9 +69,10 @@ type Registry struct {
 	sorted []*Tool
 }
 
-// New compiles every tool's input schema and indexes the tools by name. It
+// New compiles every tool's input schema (once per record: a record
+// already in a registry is reused as is) and indexes the tools by name. It
 // fails on a duplicate name or a schema that does not compile, naming the
-// tool.
+// tool. After New, the records must not be modified.
 func New(tools []*Tool) (*Registry, error) {
 	r := &Registry{byName: make(map[string]*Tool, len(tools))}
 	for _, t := range tools {
@@ -81,11 +82,16 @@ func New(tools []*Tool) (*Registry, error) {
 		if t.Handler == nil {
 			return nil, fmt.Errorf("registry: tool %q has no handler", t.Name)
 		}
-		sch, err := compileSchema(t.Name, t.InputSchema)
-		if err != nil {
-			return nil, err
+		// A record is compiled once, by the first registry it joins: a
+		// reload builds a new registry from mostly the same records, which
+		// the current registry is validating with at that very moment.
+		if t.input == nil {
+			sch, err := compileSchema(t.Name, t.InputSchema)
+			if err != nil {
+				return nil, err
+			}
+			t.input = sch
 		}
-		t.input = sch
 		r.byName[t.Name] = t
 		r.sorted = append(r.sorted, t)
 	}

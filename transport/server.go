@@ -205,3 +205,20 @@ type warnOnly struct{ slog.Handler }
 func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
 }
+
+// CheckTool reports whether t can be listed over MCP: the SDK's AddTool
+// panics on schemas it refuses (e.g. a misplaced x-mcp-header), which in
+// a running server would take the process down on a hot reload. Pass it as
+// loader.Options.Check so such a module is refused like any load error.
+func CheckTool(t *registry.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the MCP SDK refuses its listing: %v", r)
+		}
+	}()
+	scratch := mcp.NewServer(&mcp.Implementation{Name: "check", Version: "0"}, &mcp.ServerOptions{
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	scratch.AddTool(mcpTool(t), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	return nil
+}

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/transport"
 )
 
 func newInspectCmd() *cobra.Command {
@@ -27,6 +30,13 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 			}
 			defer rt.Close(context.Background())
 			m, err := rt.LoadFile(ctx, args[0])
+			if err == nil {
+				// What serve would refuse beyond the ABI: reserved names,
+				// schemas that do not compile or cannot be listed over MCP.
+				if err = loader.Check(m, loader.Options{Check: transport.CheckTool}); err != nil {
+					err = fmt.Errorf("%s: %w", args[0], err)
+				}
+			}
 			if err != nil {
 				cmd.PrintErrln("invalid module:", err)
 				return &exitError{code: 1}

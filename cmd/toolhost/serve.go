@@ -111,7 +111,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	live, err := loader.Open(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides()}, logger)
+	live, err := loader.Open(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides(), Check: transport.CheckTool}, logger)
 	if err != nil {
 		return err
 	}
