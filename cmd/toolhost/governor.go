@@ -167,7 +167,16 @@ func rpcCall(cmd *cobra.Command, server, method string, params, result any) erro
 		return fail(clientFault(fmt.Errorf("%s: not a JSON-RPC response: %v", u, err)))
 	}
 	if e := out.Error; e != nil {
-		de := &dispatcher.DispatchError{Kind: dispatcher.KindInternal, Message: e.Message, JSONRPCCode: e.Code}
+		// Without data, the kind follows from the code, as the envelope's
+		// code follows from its kind.
+		kind := dispatcher.KindInternal
+		switch e.Code {
+		case dispatcher.CodeInvalidParams:
+			kind = dispatcher.KindSchema
+		case dispatcher.CodeMethodNotFound:
+			kind = dispatcher.KindNotFound
+		}
+		de := &dispatcher.DispatchError{Kind: kind, Message: e.Message, JSONRPCCode: e.Code}
 		if e.Data != nil {
 			de.Kind, de.Message, de.RetryAfterMS = dispatcher.Kind(e.Data.Kind), e.Data.Message, e.Data.RetryAfterMS
 		}
