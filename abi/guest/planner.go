@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"unsafe"
-
-	"github.com/toolhost/toolhost/abi"
 )
 
 // PlanInput is what a planner receives: the goal, the steps that ran (with
@@ -108,22 +105,8 @@ func plan(input []byte) (steps []PlanStep, err error) {
 }
 
 // PlanExport implements the toolhost_plan export over guest memory: it
-// reads the n input bytes at ptr and returns the packed pointer and length
-// of the output, which stays valid until the next call. Call it only from
-// a //go:wasmexport function in a WebAssembly build.
-func PlanExport(ptr, n int32) int64 {
-	lastPlan = Plan(append([]byte(nil), memory(ptr, n)...))
-	return int64(abi.Pack(uint32(uintptr(unsafe.Pointer(unsafe.SliceData(lastPlan)))), uint32(len(lastPlan))))
-}
-
-// memory is the n bytes at ptr, which the host wrote into a buffer
-// toolhost_alloc handed out (the SDK keeps it referenced until the call
-// returns). In a WebAssembly build a linear-memory offset is the address,
-// so the offset is added to nil; this file is also compiled natively (for
-// tests of Plan), where PlanExport is never called.
-func memory(ptr, n int32) []byte {
-	if n <= 0 || ptr <= 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), int(ptr))), n)
-}
+// reads the n input bytes at ptr (a buffer toolhost_alloc handed out) and
+// returns the packed pointer and length of the output, which stays valid
+// until the next call. Call it only from a //go:wasmexport function in a
+// WebAssembly build; natively it panics.
+func PlanExport(ptr, n int32) int64 { return planExport(ptr, n) }
