@@ -47,6 +47,11 @@ type Options struct {
 	// Priority is the governor priority class; empty means the tool's
 	// default.
 	Priority string
+	// OnRetry, when set, is told of each retry of this call (the same
+	// event dispatch.retry publishes), on the dispatching goroutine,
+	// before the wait. It must not block. It lets a caller follow its own
+	// call's retries without watching every call's events.
+	OnRetry func(RetryEvent)
 }
 
 // Call is one request to run a tool.

@@ -66,11 +66,15 @@ func (d *Dispatcher) emitAttempt(tool *registry.Tool, c Call, n int, actx contex
 }
 
 func (d *Dispatcher) emitRetry(tool *registry.Tool, c Call, n int, delay time.Duration, derr *DispatchError) {
-	if !d.events.Enabled() {
+	if c.OnRetry == nil && !d.events.Enabled() {
 		return
 	}
-	d.events.Publish(EventRetry, RetryEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n,
-		DelayMS: ms(delay), Reason: derr.Kind, Message: derr.Message})
+	e := RetryEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n,
+		DelayMS: ms(delay), Reason: derr.Kind, Message: derr.Message}
+	if c.OnRetry != nil {
+		c.OnRetry(e)
+	}
+	d.events.Publish(EventRetry, e)
 }
 
 // finishOK and finish publish the execution's result event; finish returns

@@ -82,3 +82,18 @@ func describe(e events.Event) string {
 	}
 	return e.Type
 }
+
+func TestOnRetryTellsTheCallerOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeTool{script: []step{{err: transient(0)}, {err: transient(0)}, {}}}
+		d := New(newRegistry(t, toolSpec{name: "t", handler: f}), Config{Rand: fixedRand(0)})
+		var got []string
+		onRetry := func(e RetryEvent) { got = append(got, fmt.Sprintf("%s#%d %v", e.Tool, e.Attempt, e.DelayMS)) }
+		if _, err := d.Call(context.Background(), Call{Tool: "t", Options: Options{OnRetry: onRetry}}); err != nil {
+			t.Fatal(err)
+		}
+		if want := "t#1 100 t#2 400"; strings.Join(got, " ") != want {
+			t.Fatalf("OnRetry saw %q, want %q (with no bus at all)", strings.Join(got, " "), want)
+		}
+	})
+}

@@ -41,8 +41,8 @@ type Config struct {
 	// must not modify the event: its slices are the log's.
 	Observe func(Event)
 	// Bus, when set, receives every event (type: its kind; data: the
-	// Event), and its dispatch.retry events for the session's keys are
-	// logged as step.retry.
+	// Event). Each step's retries are logged as step.retry whether or not
+	// it is set (the executor asks the dispatcher for them per call).
 	Bus *events.Bus
 	// Now stamps events; nil means time.Now. A clock returning the zero
 	// time leaves events unstamped (as in golden tests).
@@ -100,10 +100,6 @@ func (e *Executor) Run(ctx context.Context, s Session) (SessionResult, error) {
 		return SessionResult{}, fmt.Errorf("plan: session id %q does not match ^[A-Za-z0-9_.-]{1,64}$", s.ID)
 	}
 	r := &run{cfg: &e.cfg, id: s.ID, goal: s.Goal, lim: s.Limits.resolve(), f: newFolder(), keys: map[string]int{}}
-	if e.cfg.Bus != nil {
-		r.retries = e.cfg.Bus.Subscribe(1024, dispatcher.EventRetry)
-		defer r.retries.Close()
-	}
 	r.session(ctx)
 	return r.f.res, nil
 }
@@ -123,7 +119,7 @@ type run struct {
 	lim     Limits
 	f       *folder
 	seq     uint64
-	retries *events.Subscription
+	retries retryQueue
 	keys    map[string]int // idempotency key → step id, for steps in flight
 	deps    map[int][]int  // the current plan's dependencies by step id
 	stepOf  map[int]Step   // the current plan's steps by id

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/toolhost/toolhost/dispatcher"
 )
@@ -127,6 +128,7 @@ func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]str
 		r.keys[key] = s.ID
 		call := dispatcher.Call{Tool: s.ToolName, Args: args, Options: r.cfg.Options}
 		call.IdempotencyKey = key
+		call.OnRetry = r.retries.push
 		go func(id int) {
 			res, err := r.cfg.Dispatcher.Call(ctx, call)
 			done <- completion{id: id, result: res, err: err}
@@ -239,32 +241,39 @@ func (r *run) resolve(s Step) (json.RawMessage, *Error) {
 	return encodeJSON(v), nil
 }
 
-// drainRetries logs the retries the dispatcher has published for steps in
-// flight. A retry event is published before the attempt that follows it,
-// so by the time a step's completion arrives all its retries are queued.
+// drainRetries logs the retries the dispatcher reported for steps in
+// flight. The dispatcher reports a retry before the attempt that follows
+// it, so by the time a step's completion arrives all its retries are
+// queued.
 func (r *run) drainRetries() {
-	if r.retries == nil {
-		return
-	}
-	for {
-		select {
-		case ev, ok := <-r.retries.C:
-			if !ok {
-				r.retries = nil
-				return
-			}
-			re, ok := ev.Data.(dispatcher.RetryEvent)
-			if !ok {
-				continue
-			}
-			id, ok := r.keys[re.Key]
-			if !ok {
-				continue
-			}
-			r.emit(Event{Kind: EventStepRetry, StepID: id, ToolName: re.Tool, Attempt: re.Attempt, DelayMS: re.DelayMS,
-				Error: &Error{Kind: ErrorKind(re.Reason), Message: re.Message, Attempts: re.Attempt, StepID: id}})
-		default:
-			return
+	for _, re := range r.retries.take() {
+		id, ok := r.keys[re.Key]
+		if !ok {
+			continue
 		}
+		r.emit(Event{Kind: EventStepRetry, StepID: id, ToolName: re.Tool, Attempt: re.Attempt, DelayMS: re.DelayMS,
+			Error: &Error{Kind: ErrorKind(re.Reason), Message: re.Message, Attempts: re.Attempt, StepID: id}})
 	}
+}
+
+// retryQueue collects retries reported from the steps' dispatching
+// goroutines for the session's goroutine to log. It never blocks a
+// dispatcher and never drops a retry.
+type retryQueue struct {
+	mu sync.Mutex
+	q  []dispatcher.RetryEvent
+}
+
+func (q *retryQueue) push(e dispatcher.RetryEvent) {
+	q.mu.Lock()
+	q.q = append(q.q, e)
+	q.mu.Unlock()
+}
+
+func (q *retryQueue) take() []dispatcher.RetryEvent {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.q
+	q.q = nil
+	return out
 }
