@@ -5,44 +5,20 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+
+	"github.com/toolhost/toolhost/abi"
 )
 
-// PlanInput is what a planner receives: the goal, the steps that ran (with
-// results or errors), the error that made the executor ask (nil on the
-// first call), the steps of the current plan that have not run, and the
-// smallest id a new step may take.
-type PlanInput struct {
-	Goal      string     `json:"goal"`
-	History   []PlanStep `json:"history"`
-	LastError *PlanError `json:"last_error"`
-	Pending   []PlanStep `json:"pending"`
-	NextID    int        `json:"next_id"`
-}
-
-// PlanStep is one step of a plan. A planner sets ID, ToolName, Args,
-// ExpectedOutcome and optionally DependsOn; the other fields come back in
-// the history. An argument value {"$ref": "/steps/N/result/..."} is
-// replaced by that part of step N's result before dispatch.
-type PlanStep struct {
-	ID              int             `json:"id"`
-	ToolName        string          `json:"tool_name"`
-	Args            json.RawMessage `json:"args,omitempty"`
-	ExpectedOutcome string          `json:"expected_outcome,omitempty"`
-	DependsOn       []int           `json:"depends_on,omitempty"`
-	Result          json.RawMessage `json:"result,omitempty"`
-	Error           *PlanError      `json:"error,omitempty"`
-	ReusedFrom      int             `json:"reused_from,omitempty"`
-	Revision        int             `json:"revision,omitempty"`
-}
-
-// PlanError says why a step or a plan failed: a dispatcher kind
-// (timeout, transient, schema, not_found, internal, ...) or invalid_plan.
-type PlanError struct {
-	Kind     string `json:"kind"`
-	Message  string `json:"message"`
-	Attempts int    `json:"attempts,omitempty"`
-	StepID   int    `json:"step_id,omitempty"`
-}
+// The planner documents are the wire contract's (package abi); they are
+// aliased here so a planner imports one package.
+type (
+	// PlanInput is what a planner receives (abi.PlanInput).
+	PlanInput = abi.PlanInput
+	// PlanStep is one step of a plan (abi.PlanStep).
+	PlanStep = abi.PlanStep
+	// PlanError says why a step or a plan failed (abi.PlanError).
+	PlanError = abi.PlanError
+)
 
 var (
 	planner  func(PlanInput) ([]PlanStep, error)
@@ -72,13 +48,13 @@ func RegisterPlanner(fn func(PlanInput) ([]PlanStep, error)) {
 // natively.
 func Plan(input []byte) []byte {
 	steps, err := plan(input)
-	var out any = map[string]any{"steps": steps}
+	out := abi.PlanOutput{Steps: &steps}
 	if err != nil {
-		out = map[string]any{"error": map[string]string{"message": err.Error()}}
+		out = abi.PlanOutput{Error: &abi.PlanOutputError{Message: err.Error()}}
 	}
 	b, merr := json.Marshal(out)
 	if merr != nil {
-		b, _ = json.Marshal(map[string]any{"error": map[string]string{"message": "encoding the plan: " + merr.Error()}})
+		b, _ = json.Marshal(abi.PlanOutput{Error: &abi.PlanOutputError{Message: "encoding the plan: " + merr.Error()}})
 	}
 	return b
 }
