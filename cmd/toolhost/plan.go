@@ -12,8 +12,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/plan"
@@ -38,6 +40,7 @@ type planFlags struct {
 	server      string
 	events      string
 	cacheDir    string
+	config      string
 	sessionID   string
 	maxSteps    int
 	maxReplans  int
@@ -74,6 +77,7 @@ through and added ones marked +. --events writes the event log as JSONL.`,
 	fl.StringVar(&f.server, "server", "", "run steps through the toolhost server at this MCP endpoint instead of in process")
 	fl.StringVar(&f.events, "events", "", "write the event log to this file as JSONL")
 	fl.StringVar(&f.cacheDir, "cache-dir", "", `compilation cache folder (default <user cache dir>/toolhost/wazero; "off" disables)`)
+	fl.StringVar(&f.config, "config", "", "TOML config as for serve (tool overrides, limits, quotas, egress grants) for in-process runs")
 	fl.StringVar(&f.sessionID, "session-id", "", "session id for idempotency keys (default: the file's, else random)")
 	fl.IntVar(&f.maxSteps, "max-steps", 0, "most steps to execute, failed ones included (default: the file's, else 12)")
 	fl.IntVar(&f.maxReplans, "max-replans", -1, "most planner calls after the first (default: the file's, else 5)")
@@ -111,6 +115,19 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 	if err != nil {
 		return err
 	}
+	// The operator's config applies to in-process runs as it does to
+	// serve: limits, tool overrides, quotas and egress grants.
+	conf := &config.Config{}
+	if f.config != "" {
+		if conf, err = config.Load(f.config); err != nil {
+			return err
+		}
+	}
+	gov, err := governor.New(conf.GovernorConfig(governor.Config{}))
+	if err != nil {
+		return err
+	}
+	defer gov.Close()
 	// One runtime, made on first need: for the tools of an in-process run
 	// and for a WebAssembly planner.
 	var rt *host.Runtime
@@ -119,7 +136,8 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 			return rt, nil
 		}
 		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		r, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger})
+		r, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: conf.HostLimits(),
+			Egress: host.Egress{Grants: conf.EgressGrants(), Governor: gov}})
 		rt = r
 		return r, err
 	}
@@ -140,7 +158,7 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 			defer cs.Close()
 		}
 	} else {
-		err = local(ctx, f.plugins, runtime, stderr, &cfg)
+		err = local(ctx, f.plugins, runtime, stderr, conf, gov, &cfg)
 	}
 	if err != nil {
 		return err
@@ -254,12 +272,13 @@ func choosePlanner(ctx context.Context, name string, file *plan.File, runtime fu
 
 // local runs steps in process: the plugins folder behind a dispatcher, whose
 // retries the executor follows on a bus.
-func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, error), stderr io.Writer, cfg *plan.Config) error {
+func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, error), stderr io.Writer,
+	conf *config.Config, gov *governor.Governor, cfg *plan.Config) error {
 	rt, err := runtime()
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, loader.Options{})
+	loaded, err := loader.Load(ctx, rt, plugins, loader.Options{Overrides: conf.Overrides()})
 	if err != nil {
 		return err
 	}
@@ -267,7 +286,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 		fmt.Fprintf(stderr, "toolhost: skip %s: %s\n", le.Path, le.Reason)
 	}
 	bus := events.NewBus(nil)
-	cfg.Dispatcher = dispatcher.New(loaded.Registry, dispatcher.Config{Events: bus})
+	cfg.Dispatcher = dispatcher.New(loaded.Registry, conf.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
 	cfg.Bus = bus
 	cfg.Reusable = func(name string) bool {
 		t, ok := loaded.Registry.Lookup(name)

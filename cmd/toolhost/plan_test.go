@@ -140,6 +140,23 @@ func TestPlanRunE2E(t *testing.T) {
 		}
 	})
 
+	t.Run("the operator's config applies to in-process runs", func(t *testing.T) {
+		// A 1 ms timeout override makes math.eval time out: the step
+		// fails, the rule-less static planner gives up, the run exits 1.
+		conf := writeFile(t, "toolhost.toml", "[tools.\"math.eval\"]\ntimeout = \"1ms\"\n")
+		file := writeFile(t, "plan.json", `{"goal": "g", "steps": [{"id": 1, "tool_name": "math.eval", "args": {"expr": "1+1"}}]}`)
+		stdout, stderr, code := runCLI(t, append(append([]string{"plan", "run", "--plugins", plugins, "--config", conf}, cacheFlag...), file)...)
+		res := decodeResult(t, stdout)
+		if code != 1 || res.Error == nil || res.Error.Kind != "timeout" {
+			t.Fatalf("exit %d: %s (%s) %v\n%s", code, res.Status, res.Reason, res.Error, stderr)
+		}
+		bad := writeFile(t, "bad.toml", "[tools.\"math.eval\"]\ntimout = \"1s\"\n")
+		_, stderr, code = runCLI(t, "plan", "run", "--plugins", plugins, "--config", bad, file)
+		if code != 2 || !strings.Contains(stderr, "bad.toml:2") {
+			t.Fatalf("exit %d, stderr %q; want the config refused with its line", code, stderr)
+		}
+	})
+
 	t.Run("budget flags override the file", func(t *testing.T) {
 		file := writeFile(t, "plan.json", `{"goal": "g", "max_steps": 10, "steps": [
 			{"id": 1, "tool_name": "text.count", "args": {"text": "a"}}, {"id": 2, "tool_name": "text.count", "args": {"text": "b"}}]}`)
