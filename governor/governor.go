@@ -304,8 +304,15 @@ func (g *Governor) Admit(ctx context.Context, tool, priority string) (context.Co
 		}
 	}
 	ctx = WithPriority(ctx, p)
-	for _, d := range g.tools[tool] {
+	draws := g.tools[tool]
+	for i, d := range draws {
 		if _, err := d.quota.acquire(ctx, d.cost, p); err != nil {
+			// All or nothing: the quotas already drawn get their tokens
+			// back, or a call refused by its second quota would spend its
+			// first for nothing.
+			for _, done := range draws[:i] {
+				done.quota.refund(ctx, done.cost)
+			}
 			return ctx, err
 		}
 	}
@@ -320,8 +327,12 @@ func (g *Governor) AcquireHost(ctx context.Context, hostname, port string) error
 	if !ok {
 		p = Normal
 	}
-	for _, q := range g.hostQuotas(hostname, port) {
+	quotas := g.hostQuotas(hostname, port)
+	for i, q := range quotas {
 		if _, err := q.acquire(ctx, 1, p); err != nil {
+			for _, done := range quotas[:i] {
+				done.refund(ctx, 1) // all or nothing, as in Admit
+			}
 			return err
 		}
 	}

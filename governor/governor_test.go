@@ -471,3 +471,33 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// A tool drawing on two quotas draws all or nothing: when the second
+// refuses, the first gets its tokens back.
+func TestAdmitAllOrNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, err := New(Config{Broadcast: -1, Quotas: []Quota{
+			{Name: "q", Capacity: 10, Interval: time.Second, Burst: 4, Tools: map[string]int64{"gh.search": 2}},
+			{Name: "second", Capacity: 10, Interval: time.Second, Burst: 4, Tools: map[string]int64{"gh.search": 1}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		// Block the second quota for a minute: a call with a short
+		// deadline is refused by it at once.
+		if _, err := g.Report(context.Background(), Feedback{Quota: "second", Status: 429, RetryAfter: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := g.Admit(ctx, "gh.search", ""); err == nil {
+			t.Fatal("Admit succeeded while its second quota is blocked")
+		}
+		for _, s := range g.Status(context.Background()) {
+			if s.Quota == "q" && (s.Used != 0 || s.Available != 4) {
+				t.Fatalf("quota q after a refused Admit: used %d, available %v; want its 2 tokens back (0, 4)", s.Used, s.Available)
+			}
+		}
+	})
+}

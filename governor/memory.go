@@ -86,6 +86,20 @@ func (m *Memory) Block(_ context.Context, quota string, l Limit, dur time.Durati
 	return p.result(now, l, false, 0), nil
 }
 
+// Refund implements Store. The usage window forgets the tokens in its
+// current bucket, which is the draw's bucket unless the draw waited across
+// a bucket boundary; either way the window's sum is right until the draw's
+// bucket ages out.
+func (m *Memory) Refund(_ context.Context, quota string, l Limit, cost int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	p := m.pool(quota)
+	p.tat = later(p.tat.Add(-time.Duration(cost)*l.Emission()), now)
+	p.record(now, l, -cost)
+	return nil
+}
+
 // Peek implements Store.
 func (m *Memory) Peek(_ context.Context, quota string, l Limit) (Result, error) {
 	m.mu.Lock()

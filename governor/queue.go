@@ -246,3 +246,10 @@ func (q *quota) stopTimers() {
 		}
 	}
 }
+
+// refund returns cost tokens to the pool (see Store.Refund). A store error
+// is dropped: the call has already failed for another reason, and a lost
+// refund costs only throughput, never correctness.
+func (q *quota) refund(ctx context.Context, cost int64) {
+	_ = q.g.cfg.Store.Refund(context.WithoutCancel(ctx), q.name, q.limit, cost)
+}

@@ -28,6 +28,10 @@ type Store interface {
 	Block(ctx context.Context, quota string, l Limit, dur time.Duration) (Result, error)
 	// Peek reports the quota's state without drawing.
 	Peek(ctx context.Context, quota string, l Limit) (Result, error)
+	// Refund gives back cost tokens a Take granted for a purpose that fell
+	// through (another quota of the same call refused): the pool gets them
+	// back, never beyond full, and the usage window stops counting them.
+	Refund(ctx context.Context, quota string, l Limit, cost int64) error
 }
 
 // Limit is a quota's shape: Capacity tokens per Interval, at most Burst at
