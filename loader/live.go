@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -72,20 +73,27 @@ type liveFile struct {
 // Open loads dir and returns it live. logger receives reload outcomes (nil:
 // slog.Default). The error is only for a folder that cannot be read.
 func Open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) (*Live, error) {
+	l, _, err := open(ctx, rt, dir, opts, logger)
+	return l, err
+}
+
+// open is Open, also returning what the first scan did.
+func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) (*Live, *Change, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("plugins folder: %w", err)
+		return nil, nil, fmt.Errorf("plugins folder: %w", err)
 	}
 	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
 		files: map[string]*liveFile{}, rejected: map[string]string{}}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
-	if _, err := l.Rescan(ctx); err != nil {
-		return nil, err
+	ch, err := l.Rescan(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return l, nil
+	return l, ch, nil
 }
 
 // Lookup finds a tool in the current registry.
@@ -323,12 +331,17 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 // structured log records for every reload after that.
 func (l *Live) report(ch *Change) {
 	if l.opts.Progress != nil && !l.started {
+		// One line per file, in file order, loaded or skipped.
+		lines := map[string]string{}
 		for _, p := range ch.Loaded {
-			fmt.Fprintf(l.opts.Progress, "toolhost: load %s: %d tools (%s) in %v\n", p, len(ch.Tools[p]),
+			lines[p] = fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v", p, len(ch.Tools[p]),
 				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
 		}
 		for _, e := range ch.Errors {
-			fmt.Fprintf(l.opts.Progress, "toolhost: skip %s: %s\n", e.Path, e.Reason)
+			lines[e.Path] = fmt.Sprintf("toolhost: skip %s: %s", e.Path, e.Reason)
+		}
+		for _, p := range slices.Sorted(maps.Keys(lines)) {
+			fmt.Fprintln(l.opts.Progress, lines[p])
 		}
 		return
 	}

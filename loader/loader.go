@@ -24,11 +24,10 @@ const ReservedPrefix = "toolhost."
 type Result struct {
 	// Registry serves the tools of every module that loaded.
 	Registry *registry.Registry
-	// Modules are the loaded modules; close them when the registry is no
-	// longer used.
-	Modules []*host.Module
 	// Errors are the files that did not load, each with its reason.
 	Errors []*host.LoadError
+	// Live is the folder, should the caller want to watch it.
+	Live *Live
 }
 
 // Override is the operator's word on one tool, over its manifest. Zero
@@ -53,37 +52,15 @@ type Options struct {
 	Overrides map[string]Override
 }
 
-// Load loads every module in dir, writing a progress line per file, and
-// builds the registry with overrides applied. A module whose tools the
-// registry refuses (an input schema that does not compile) is skipped as a
-// load error like any other; the rest still serve.
+// Load loads every module in dir once, as Open does (writing a progress
+// line per file to Options.Progress), and returns the registry with the
+// files it refused.
 func Load(ctx context.Context, rt *host.Runtime, dir string, opts Options) (*Result, error) {
-	progress := opts.Progress
-	mods, errs, err := rt.LoadDir(ctx, dir, progress)
+	live, ch, err := open(ctx, rt, dir, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Errors: errs}
-	var tools []*registry.Tool
-	for _, m := range mods {
-		recs, err := records(m, nil, opts)
-		if err != nil {
-			_ = m.Close(ctx)
-			le := &host.LoadError{Path: m.Path, Reason: err.Error(), Err: err}
-			res.Errors = append(res.Errors, le)
-			if progress != nil {
-				fmt.Fprintf(progress, "toolhost: skip %s: %s\n", m.Path, le.Reason)
-			}
-			continue
-		}
-		res.Modules = append(res.Modules, m)
-		tools = append(tools, recs...)
-	}
-	res.Registry, err = registry.New(tools)
-	if err != nil {
-		return nil, err // cannot happen: records compiled and names checked above
-	}
-	return res, nil
+	return &Result{Registry: live.Registry(), Errors: ch.Errors, Live: live}, nil
 }
 
 // Check reports why m's tools cannot be served — a reserved name, an input
