@@ -159,6 +159,27 @@ func signature(params, results []api.ValueType) string {
 
 // describe checks the ABI version and reads the manifest.
 func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
+	var manifest *abi.Manifest
+	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
+		res, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
+		if err != nil {
+			return m.loadFault(ctx, abi.ExportDescribe, err)
+		}
+		b, err := inst.read(res[0], m.rt.cfg.Limits.OutputBytes)
+		if err != nil {
+			return fmt.Errorf("%s: %w", abi.ExportDescribe, err)
+		}
+		manifest, err = abi.ParseManifest(b)
+		return err
+	})
+	return manifest, err
+}
+
+// atLoad runs the checks every module gets at load, in one fresh instance
+// bounded by Config.DescribeTimeout with egress refused (there is no call
+// yet): instantiation (and _initialize), then toolhost_abi_version. Then
+// it runs more, if not nil, in the same instance.
+func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instance) error) error {
 	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, egressKey{}, &egressCall{module: moduleName(m.Path), loading: true})
@@ -170,25 +191,20 @@ func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
 		if _, ok := m.compiled.ExportedFunctions()[abi.ExportInitialize]; ok {
 			during = abi.ExportInitialize
 		}
-		return nil, m.loadFault(ctx, during, err)
+		return m.loadFault(ctx, during, err)
 	}
 	defer inst.close()
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
-		return nil, m.loadFault(ctx, abi.ExportABIVersion, err)
+		return m.loadFault(ctx, abi.ExportABIVersion, err)
 	}
 	if v := int32(res[0]); v != abi.Version {
-		return nil, fmt.Errorf("ABI version %d, this host speaks version %d", v, abi.Version)
+		return fmt.Errorf("ABI version %d, this host speaks version %d", v, abi.Version)
 	}
-	res, err = inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
-	if err != nil {
-		return nil, m.loadFault(ctx, abi.ExportDescribe, err)
+	if more == nil {
+		return nil
 	}
-	b, err := inst.read(res[0], m.rt.cfg.Limits.OutputBytes)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", abi.ExportDescribe, err)
-	}
-	return abi.ParseManifest(b)
+	return more(ctx, inst)
 }
 
 func (m *Module) loadFault(ctx context.Context, fn string, err error) error {

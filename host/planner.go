@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/tetratelabs/wazero/api"
@@ -42,32 +41,11 @@ func (r *Runtime) LoadPlanner(ctx context.Context, path string, wasm []byte) (*P
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checkVersion(ctx); err != nil {
+	if err := m.atLoad(ctx, nil); err != nil {
 		_ = m.compiled.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
 	}
 	return &Planner{m: m}, nil
-}
-
-// checkVersion runs _initialize and toolhost_abi_version in a fresh
-// instance, with egress in its loading state, as describe does for tools.
-func (m *Module) checkVersion(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
-	defer cancel()
-	ctx = context.WithValue(ctx, egressKey{}, &egressCall{module: moduleName(m.Path), loading: true})
-	inst, err := m.instantiate(ctx, m.rt.cfg.Limits, discard{})
-	if err != nil {
-		return m.loadFault(ctx, "_initialize", err)
-	}
-	defer inst.close()
-	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
-	if err != nil {
-		return m.loadFault(ctx, abi.ExportABIVersion, err)
-	}
-	if v := int32(res[0]); v != abi.Version {
-		return fmt.Errorf("ABI version %d, this host speaks version %d", v, abi.Version)
-	}
-	return nil
 }
 
 // Path is the file the planner came from.
