@@ -330,7 +330,12 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 // (Options.Progress, one per file, like any server's boot log), and as
 // structured log records for every reload after that.
 func (l *Live) report(ch *Change) {
-	if l.opts.Progress != nil && !l.started {
+	if !l.started {
+		// The first scan is start-up: the caller has the Change, and a
+		// human the progress lines, if asked for; no log records.
+		if l.opts.Progress == nil {
+			return
+		}
 		// One line per file, in file order, loaded or skipped.
 		lines := map[string]string{}
 		for _, p := range ch.Loaded {

@@ -18,6 +18,9 @@ import (
 // CallToolResult. Tool failures never become JSON-RPC errors: a model must
 // be able to read them.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if s.opts.Plans != nil && req.Params.Name == PlanToolName {
+		return s.callPlan(ctx, req), nil
+	}
 	s.inflight.enter()
 	defer s.inflight.exit()
 	start := time.Now()
@@ -50,25 +53,39 @@ type callInfo struct {
 }
 
 func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParamsRaw) dispatcher.Outcome {
-	if n := len(p.Arguments); s.opts.MaxArgsBytes > 0 && n > s.opts.MaxArgsBytes {
-		return refuse(dispatcher.KindSchema, "arguments are %d bytes, over this server's limit of %d", n, s.opts.MaxArgsBytes)
+	opts, release, derr := s.admit(p, c.caller)
+	if derr != nil {
+		return dispatcher.Outcome{Err: derr}
 	}
-	opts, err := parseOptions(p.Meta)
-	if err != nil {
-		return refuse(dispatcher.KindSchema, "%v", err)
-	}
-	opts.Caller = c.caller
+	defer release()
 	c.key = opts.IdempotencyKey
-	if !s.callers.enter(c.caller) {
-		return refuse(dispatcher.KindRateLimited, "caller %q already has %d calls in flight, this server's limit per caller; wait for one to finish",
-			c.caller, s.opts.MaxCallsPerCaller)
-	}
-	defer s.callers.exit(c.caller)
 	return s.d.Do(ctx, dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts})
 }
 
-func refuse(kind dispatcher.Kind, format string, args ...any) dispatcher.Outcome {
-	return dispatcher.Outcome{Err: &dispatcher.DispatchError{Kind: kind, Message: fmt.Sprintf(format, args...), JSONRPCCode: kind.Code()}}
+// admit applies what every tools/call (a tool's or toolhost.plan's) gets
+// before any work: the arguments' size cap, the _meta options, and the
+// caller's in-flight cap. On success the caller must call release when the
+// call ends.
+func (s *Server) admit(p *mcp.CallToolParamsRaw, caller string) (dispatcher.Options, func(), *dispatcher.DispatchError) {
+	if n := len(p.Arguments); s.opts.MaxArgsBytes > 0 && n > s.opts.MaxArgsBytes {
+		return dispatcher.Options{}, nil, refusal(dispatcher.KindSchema, "arguments are %d bytes, over this server's limit of %d", n, s.opts.MaxArgsBytes)
+	}
+	opts, err := parseOptions(p.Meta)
+	if err != nil {
+		return opts, nil, refusal(dispatcher.KindSchema, "%v", err)
+	}
+	opts.Caller = caller
+	if !s.callers.enter(caller) {
+		return opts, nil, refusal(dispatcher.KindRateLimited, "caller %q already has %d calls in flight, this server's limit per caller; wait for one to finish",
+			caller, s.opts.MaxCallsPerCaller)
+	}
+	return opts, func() { s.callers.exit(caller) }, nil
+}
+
+// refusal is the envelope of a call refused before it reached the
+// dispatcher.
+func refusal(kind dispatcher.Kind, format string, args ...any) *dispatcher.DispatchError {
+	return &dispatcher.DispatchError{Kind: kind, Message: fmt.Sprintf(format, args...), JSONRPCCode: kind.Code()}
 }
 
 // audit writes one line per call. Argument values appear only when the

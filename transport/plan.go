@@ -38,25 +38,13 @@ type PlanOptions struct {
 	MaxSteps, MaxParallel int
 }
 
-// addPlanTool, when Options.Plans is set, lists toolhost.plan and routes
-// its calls to callPlan, ahead of the tools/call middleware that sends
-// everything else to the dispatcher.
+// addPlanTool, when Options.Plans is set, lists toolhost.plan. Its calls
+// reach callPlan through callTool, which every tools/call goes through.
 func (s *Server) addPlanTool() {
 	if s.opts.Plans == nil {
 		return
 	}
-	s.mcp.AddTool(planTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return s.callPlan(ctx, req), nil
-	})
-	// Added after the dispatcher's middleware, so it runs first.
-	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params.Name == PlanToolName {
-				return s.callPlan(ctx, call), nil
-			}
-			return next(ctx, method, req)
-		}
-	})
+	s.mcp.AddTool(planTool(), s.callTool)
 }
 
 func planTool() *mcp.Tool {
@@ -100,25 +88,17 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 	p := req.Params
 	requestID := newRequestID()
 	fail := func(kind dispatcher.Kind, format string, args ...any) *mcp.CallToolResult {
-		return errorResult(&dispatcher.DispatchError{Kind: kind, Message: fmt.Sprintf(format, args...), JSONRPCCode: kind.Code()}, requestID)
+		return errorResult(refusal(kind, format, args...), requestID)
 	}
-	if n := len(p.Arguments); s.opts.MaxArgsBytes > 0 && n > s.opts.MaxArgsBytes {
-		return fail(dispatcher.KindSchema, "arguments are %d bytes, over this server's limit of %d", n, s.opts.MaxArgsBytes)
+	opts, release, derr := s.admit(p, callerOf(req))
+	if derr != nil {
+		return errorResult(derr, requestID)
 	}
-	opts, err := parseOptions(p.Meta)
-	if err != nil {
-		return fail(dispatcher.KindSchema, "%v", err)
-	}
-	opts.Caller = callerOf(req)
+	defer release()
 	file, planner, err := planArgs(p.Arguments)
 	if err != nil {
 		return fail(dispatcher.KindSchema, "%v", err)
 	}
-	if !s.callers.enter(opts.Caller) {
-		return fail(dispatcher.KindRateLimited, "caller %q already has %d calls in flight, this server's limit per caller; wait for one to finish",
-			opts.Caller, s.opts.MaxCallsPerCaller)
-	}
-	defer s.callers.exit(opts.Caller)
 	start := time.Now()
 	cfg := plan.Config{
 		Dispatcher: planSteps{s: s, trace: traceparent(p.Meta)},

@@ -141,13 +141,14 @@ func TestPlanRunE2E(t *testing.T) {
 	})
 
 	t.Run("the operator's config applies to in-process runs", func(t *testing.T) {
-		// A 1 ms timeout override makes math.eval time out: the step
-		// fails, the rule-less static planner gives up, the run exits 1.
-		conf := writeFile(t, "toolhost.toml", "[tools.\"math.eval\"]\ntimeout = \"1ms\"\n")
+		// A 4 MiB memory override is less than a Go guest grows to at
+		// start: math.eval dies out of memory, the static planner gives
+		// up, the run exits 1.
+		conf := writeFile(t, "toolhost.toml", "[tools.\"math.eval\"]\nmemory = \"4MiB\"\n")
 		file := writeFile(t, "plan.json", `{"goal": "g", "steps": [{"id": 1, "tool_name": "math.eval", "args": {"expr": "1+1"}}]}`)
 		stdout, stderr, code := runCLI(t, append(append([]string{"plan", "run", "--plugins", plugins, "--config", conf}, cacheFlag...), file)...)
 		res := decodeResult(t, stdout)
-		if code != 1 || res.Error == nil || res.Error.Kind != "timeout" {
+		if code != 1 || res.Error == nil || res.Error.Kind != "internal" || !strings.Contains(res.Error.Message, "out of memory") {
 			t.Fatalf("exit %d: %s (%s) %v\n%s", code, res.Status, res.Reason, res.Error, stderr)
 		}
 		bad := writeFile(t, "bad.toml", "[tools.\"math.eval\"]\ntimout = \"1s\"\n")
