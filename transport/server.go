@@ -63,6 +63,9 @@ type Server struct {
 
 	toolsMu sync.Mutex
 	listed  map[string]*registry.Tool // what tools/list shows, by name
+
+	sessMu  sync.Mutex
+	opening int // session-opening requests being served (see openSession)
 }
 
 // New builds the MCP server: every tool in reg is listed (by name, with
@@ -177,26 +180,48 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-			// Only initialized sessions count: the SDK opens a session for
-			// any POST without a session id, before reading its body, and
-			// closes it in the background when the body turns out bad.
-			n := 0
-			for ss := range s.mcp.Sessions() {
-				if ss.InitializeParams() != nil {
-					n++
-				}
-			}
-			if n >= s.opts.MaxSessions {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "5")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"this server already has %d MCP sessions, its limit; close one or try later"}}`, n)
-				return
-			}
+		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+			h.ServeHTTP(w, r)
+			return
 		}
+		n, ok := s.openSession()
+		if !ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Retry-After", "5")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"this server already has %d MCP sessions, its limit; close one or try later"}}`, n)
+			return
+		}
+		defer s.opened()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// openSession admits a request that opens a session, counting it until
+// opened is called, so that concurrent initializes cannot pass the cap
+// together. Only initialized sessions count besides: the SDK opens a
+// session for any POST without a session id, before reading its body, and
+// closes it in the background when the body turns out bad.
+func (s *Server) openSession() (int, bool) {
+	s.sessMu.Lock()
+	defer s.sessMu.Unlock()
+	n := s.opening
+	for ss := range s.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
+	}
+	if n >= s.opts.MaxSessions {
+		return n, false
+	}
+	s.opening++
+	return n, true
+}
+
+func (s *Server) opened() {
+	s.sessMu.Lock()
+	s.opening--
+	s.sessMu.Unlock()
 }
 
 // warnOnly drops records below Warn.
