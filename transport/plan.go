@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +23,7 @@ import (
 // SessionResult, isError when the session failed. A call with a progress
 // token receives every event as a notifications/progress whose message is
 // the trace line and whose _meta["toolhost/plan_event"] is the event. The
-// name is reserved: a plugin tool of that name is listed but never called.
+// name is reserved: the loader refuses plugin tools under "toolhost.".
 const PlanToolName = "toolhost.plan"
 
 // MetaPlanEvent carries a plan event on a progress notification.
@@ -36,6 +38,10 @@ type PlanOptions struct {
 	// MaxSteps and MaxParallel cap what a caller may ask for; 0 means the
 	// plan package's bounds.
 	MaxSteps, MaxParallel int
+	// Planners are the operator's extra planners (WebAssembly planner
+	// modules, say) by the name a caller gives as "planner", beside
+	// "static" and "rules"; nil means none.
+	Planners map[string]plan.Planner
 }
 
 // addPlanTool, when Options.Plans is set, lists toolhost.plan. Its calls
@@ -44,10 +50,16 @@ func (s *Server) addPlanTool() {
 	if s.opts.Plans == nil {
 		return
 	}
-	s.mcp.AddTool(planTool(), s.callTool)
+	s.mcp.AddTool(planTool(s.plannerNames()), s.callTool)
 }
 
-func planTool() *mcp.Tool {
+// plannerNames are the names a caller may give as "planner": the built-in
+// two, then the operator's, sorted.
+func (s *Server) plannerNames() []string {
+	return append([]string{"static", "rules"}, slices.Sorted(maps.Keys(s.opts.Plans.Planners))...)
+}
+
+func planTool(planners []string) *mcp.Tool {
 	return &mcp.Tool{
 		Name:  PlanToolName,
 		Title: "Run a plan",
@@ -56,15 +68,16 @@ func planTool() *mcp.Tool {
 			"plan from where it stopped, within max_steps (default 12) executed steps and max_replans (default 5) " +
 			`replans. An argument value {"$ref": "/steps/N/result/..."} is replaced by that part of step N's ` +
 			`result. planner "static" (default) runs the given steps and does not replan; "rules" is the ` +
-			"deterministic demo planner. The result is the session: status, reason, history, revisions, events.",
-		InputSchema: planInputSchema(),
+			"deterministic demo planner; other names are the operator's planner modules. " +
+			"The result is the session: status, reason, history, revisions, events.",
+		InputSchema: planInputSchema(planners),
 		Annotations: &mcp.ToolAnnotations{Title: "Run a plan"},
 	}
 }
 
 // planInputSchema is the plan file schema with the file's properties at the
 // top level (MCP wants "type": "object" there) and "planner" added.
-func planInputSchema() json.RawMessage {
+func planInputSchema(planners []string) json.RawMessage {
 	var doc map[string]any
 	if err := json.Unmarshal(plan.FileSchema(), &doc); err != nil {
 		panic("transport: plan file schema: " + err.Error()) // generated: always JSON
@@ -73,8 +86,8 @@ func planInputSchema() json.RawMessage {
 	file, _ := defs["File"].(map[string]any)
 	delete(defs, "File")
 	props, _ := file["properties"].(map[string]any)
-	props["planner"] = map[string]any{"type": "string", "enum": []string{"static", "rules"}, "default": "static",
-		"description": "static: the given steps, no replanning; rules: the deterministic demo planner"}
+	props["planner"] = map[string]any{"type": "string", "enum": planners, "default": "static",
+		"description": "static: the given steps, no replanning; rules: the deterministic demo planner; others: the operator's planner modules"}
 	out := map[string]any{"type": "object", "properties": props, "required": file["required"],
 		"additionalProperties": false, "$defs": defs}
 	b, _ := json.Marshal(out)
@@ -95,7 +108,7 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 		return errorResult(derr, requestID)
 	}
 	defer release()
-	file, planner, err := planArgs(p.Arguments)
+	file, planner, err := s.planArgs(p.Arguments)
 	if err != nil {
 		return fail(dispatcher.KindSchema, "%v", err)
 	}
@@ -131,7 +144,7 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 }
 
 // planArgs splits the arguments into the plan file and the planner.
-func planArgs(raw json.RawMessage) (*plan.File, plan.Planner, error) {
+func (s *Server) planArgs(raw json.RawMessage) (*plan.File, plan.Planner, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
@@ -142,7 +155,7 @@ func planArgs(raw json.RawMessage) (*plan.File, plan.Planner, error) {
 	name := "static"
 	if v, ok := members["planner"]; ok {
 		if err := json.Unmarshal(v, &name); err != nil {
-			return nil, nil, fmt.Errorf(`"planner" must be "static" or "rules"`)
+			return nil, nil, fmt.Errorf(`"planner" must be a string, one of %s`, strings.Join(s.plannerNames(), ", "))
 		}
 		delete(members, "planner")
 	}
@@ -157,7 +170,10 @@ func planArgs(raw json.RawMessage) (*plan.File, plan.Planner, error) {
 	case "rules":
 		return file, plan.Rules(), nil
 	}
-	return nil, nil, fmt.Errorf(`"planner" must be "static" or "rules", not %q`, name)
+	if p, ok := s.opts.Plans.Planners[name]; ok {
+		return file, p, nil
+	}
+	return nil, nil, fmt.Errorf(`"planner" must be one of %s, not %q`, strings.Join(s.plannerNames(), ", "), name)
 }
 
 // capped applies the operator's caps to a session's budgets.

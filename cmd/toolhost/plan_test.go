@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/testwasm"
 	"github.com/toolhost/toolhost/plan"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // examplePlugins is a plugins folder with the text, math and JSON example
@@ -246,5 +248,35 @@ func TestPlanSchema(t *testing.T) {
 			!strings.Contains(s.Schema, "2020-12") {
 			t.Errorf("%v: %v %+v", tt.args, err, s)
 		}
+	}
+}
+
+// serve --planners offers the operator's planner modules to toolhost.plan
+// callers by file name.
+func TestServePlannersFolder(t *testing.T) {
+	planners := testwasm.Dir(t, testwasm.Go(t, "./host/testdata/planner"))
+	name := strings.TrimSuffix(filepath.Base(testwasm.Go(t, "./host/testdata/planner")), ".wasm")
+	srv := startServer(t, examplePlugins(t), "--planners", planners)
+	cs := srv.client(t)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools.Tools {
+		if tl.Name == transport.PlanToolName {
+			b, _ := json.Marshal(tl.InputSchema)
+			if !strings.Contains(string(b), `"`+name+`"`) {
+				t.Fatalf("toolhost.plan's planner enum does not offer %s: %s", name, b)
+			}
+		}
+	}
+	res := callTool(t, cs, transport.PlanToolName, map[string]any{"goal": "one two three", "planner": name}, nil)
+	var session plan.SessionResult
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &session); err != nil || res.IsError || session.Status != plan.StatusCompleted || len(session.History) != 2 {
+		t.Fatalf("plan with the %s planner: isError=%v %s (%v)", name, res.IsError, b, err)
+	}
+	if de := envelope(t, callTool(t, cs, transport.PlanToolName, map[string]any{"goal": "g", "planner": "nope"}, nil)); de.Kind != "schema" {
+		t.Fatalf("unknown planner: %+v", de)
 	}
 }

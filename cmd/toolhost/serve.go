@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/metrics"
+	"github.com/toolhost/toolhost/plan"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -40,6 +42,7 @@ type serveFlags struct {
 	maxPerCaller   int
 	sessionTimeout time.Duration
 	planTool       bool
+	planners       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -77,6 +80,7 @@ to --grace.`,
 	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
+	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
 	return cmd
 }
 
@@ -124,11 +128,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnUnusedGrants(cfg, live, logger)
 	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
+	plans, err := planOptions(ctx, f, rt, bus)
+	if err != nil {
+		return err
+	}
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
-		Plans: planOptions(f, bus),
+		Plans: plans,
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
@@ -226,12 +234,37 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 }
 
 // planOptions enables the built-in toolhost.plan tool, its events going to
-// the bus beside the dispatcher's.
-func planOptions(f serveFlags, bus *events.Bus) *transport.PlanOptions {
+// the bus beside the dispatcher's, with the planner modules of --planners
+// (each named by its file name without .wasm). A planner that does not
+// load stops the start: the operator asked for it by name.
+func planOptions(ctx context.Context, f serveFlags, rt *host.Runtime, bus *events.Bus) (*transport.PlanOptions, error) {
 	if !f.planTool {
-		return nil
+		return nil, nil
 	}
-	return &transport.PlanOptions{Events: bus}
+	opts := &transport.PlanOptions{Events: bus}
+	if f.planners == "" {
+		return opts, nil
+	}
+	paths, err := filepath.Glob(filepath.Join(f.planners, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(f.planners); err != nil {
+		return nil, fmt.Errorf("--planners: %w", err)
+	}
+	opts.Planners = map[string]plan.Planner{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(filepath.Base(p), ".wasm")
+		if name == "static" || name == "rules" {
+			return nil, fmt.Errorf("--planners: %s: the names static and rules are the built-in planners'", p)
+		}
+		pl, err := rt.LoadPlannerFile(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("--planners: %w", err)
+		}
+		opts.Planners[name] = plan.JSON(pl)
+	}
+	return opts, nil
 }
 
 // loadTokens reads --token-file, else $TOOLHOST_TOKENS (entries separated
