@@ -192,10 +192,46 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"this server already has %d MCP sessions, its limit; close one or try later"}}`, n)
 			return
 		}
-		defer s.opened()
-		h.ServeHTTP(w, r)
+		// The request stops counting as opening once its answer starts:
+		// by then its session is initialized (and counted as such) or it
+		// failed. Later would count one session twice while the client
+		// already has its answer.
+		ow := &openingWriter{ResponseWriter: w, done: s.opened}
+		defer ow.finish()
+		h.ServeHTTP(ow, r)
 	})
 }
+
+// openingWriter calls done once, when the answer starts or the handler
+// returns, whichever is first.
+type openingWriter struct {
+	http.ResponseWriter
+	done func()
+	once sync.Once
+}
+
+func (w *openingWriter) finish() { w.once.Do(w.done) }
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.finish()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(p []byte) (int, error) {
+	w.finish()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush keeps streaming answers (SSE) working through the wrapper.
+func (w *openingWriter) Flush() {
+	w.finish()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // openSession admits a request that opens a session, counting it until
 // opened is called, so that concurrent initializes cannot pass the cap
