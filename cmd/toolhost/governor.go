@@ -86,13 +86,7 @@ could not grant in time): the envelope {"kind":"rate_limited",...,
 				ms := wait.Milliseconds()
 				p.WaitMS = &ms
 			}
-			var res governor.AcquireResult
-			if err := rpcCall(cmd, server, governor.MethodAcquire, p, &res); err != nil {
-				return err
-			}
-			b, _ := json.Marshal(res)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
-			return nil
+			return rpcPrint[governor.AcquireResult](cmd, server, governor.MethodAcquire, p)
 		},
 	}
 	addServerFlag(cmd, &server)
@@ -115,13 +109,7 @@ func newGovernorReportCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p.RetryAfterMS = retryAfter.Milliseconds()
-			var res governor.State
-			if err := rpcCall(cmd, server, governor.MethodReport, p, &res); err != nil {
-				return err
-			}
-			b, _ := json.Marshal(res)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
-			return nil
+			return rpcPrint[governor.State](cmd, server, governor.MethodReport, p)
 		},
 	}
 	addServerFlag(cmd, &server)
@@ -135,6 +123,18 @@ func newGovernorReportCmd() *cobra.Command {
 
 // rpcCall makes one JSON-RPC call to the server's /rpc. A JSON-RPC error is
 // written as an envelope on stderr and becomes exit code 1.
+// rpcPrint calls method and prints its result, decoded as R, as one JSON
+// line on stdout.
+func rpcPrint[R any](cmd *cobra.Command, server, method string, params any) error {
+	var res R
+	if err := rpcCall(cmd, server, method, params, &res); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(res)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+	return nil
+}
+
 func rpcCall(cmd *cobra.Command, server, method string, params, result any) error {
 	fail := func(de *dispatcher.DispatchError) error {
 		writeEnvelope(cmd.ErrOrStderr(), de)

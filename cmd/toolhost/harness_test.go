@@ -165,8 +165,15 @@ func (s *server) cli(t *testing.T, args ...string) (string, string, int) {
 // cliEnv is cli with extra environment variables.
 func (s *server) cliEnv(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runBinary(t, append([]string{"TOOLHOST_URL=" + s.url}, env...), args...)
+}
+
+// runBinary runs the toolhost binary with extra environment variables and
+// returns stdout, stderr and the exit code.
+func runBinary(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(buildCLI(t), args...)
-	cmd.Env = append(append(os.Environ(), "TOOLHOST_URL="+s.url), env...)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -12,10 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
-	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/plan"
@@ -117,17 +115,11 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 	}
 	// The operator's config applies to in-process runs as it does to
 	// serve: limits, tool overrides, quotas and egress grants.
-	conf := &config.Config{}
-	if f.config != "" {
-		if conf, err = config.Load(f.config); err != nil {
-			return err
-		}
-	}
-	gov, err := governor.New(conf.GovernorConfig(governor.Config{}))
+	op, err := newOperator(f.config, nil)
 	if err != nil {
 		return err
 	}
-	defer gov.Close()
+	defer op.Close()
 	// One runtime, made on first need: for the tools of an in-process run
 	// and for a WebAssembly planner.
 	var rt *host.Runtime
@@ -136,8 +128,7 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 			return rt, nil
 		}
 		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		r, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: conf.HostLimits(),
-			Egress: host.Egress{Grants: conf.EgressGrants(), Governor: gov}})
+		r, err := host.New(ctx, op.hostConfig(f.cacheDir, logger))
 		rt = r
 		return r, err
 	}
@@ -158,7 +149,7 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 			defer cs.Close()
 		}
 	} else {
-		err = local(ctx, f.plugins, runtime, stderr, conf, gov, &cfg)
+		err = local(ctx, f.plugins, runtime, stderr, op, &cfg)
 	}
 	if err != nil {
 		return err
@@ -273,12 +264,12 @@ func choosePlanner(ctx context.Context, name string, file *plan.File, runtime fu
 // local runs steps in process: the plugins folder behind a dispatcher, whose
 // retries the executor follows on a bus.
 func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, error), stderr io.Writer,
-	conf *config.Config, gov *governor.Governor, cfg *plan.Config) error {
+	op *operator, cfg *plan.Config) error {
 	rt, err := runtime()
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, loader.Options{Overrides: conf.Overrides()})
+	loaded, err := loader.Load(ctx, rt, plugins, loader.Options{Overrides: op.conf.Overrides()})
 	if err != nil {
 		return err
 	}
@@ -286,7 +277,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 		fmt.Fprintf(stderr, "toolhost: skip %s: %s\n", le.Path, le.Reason)
 	}
 	bus := events.NewBus(nil)
-	cfg.Dispatcher = dispatcher.New(loaded.Registry, conf.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
+	cfg.Dispatcher = dispatcher.New(loaded.Registry, op.conf.Dispatcher(dispatcher.Config{Events: bus, Governor: op.gov}))
 	cfg.Bus = bus
 	cfg.Reusable = func(name string) bool {
 		t, ok := loaded.Registry.Lookup(name)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
@@ -96,21 +95,14 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
 	}
-	cfg := &config.Config{}
-	if f.config != "" {
-		var err error
-		if cfg, err = config.Load(f.config); err != nil {
-			return err
-		}
-	}
 	bus := events.NewBus(logger)
-	gov, err := governor.New(cfg.GovernorConfig(governor.Config{Events: bus}))
+	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
 	}
-	defer gov.Close()
-	rt, err := host.New(ctx, host.Config{CacheDir: f.cacheDir, Logger: logger, Limits: cfg.HostLimits(),
-		Egress: host.Egress{Grants: cfg.EgressGrants(), Governor: gov}})
+	defer op.Close()
+	cfg, gov := op.conf, op.gov
+	rt, err := host.New(ctx, op.hostConfig(f.cacheDir, logger))
 	if err != nil {
 		return err
 	}
