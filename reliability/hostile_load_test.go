@@ -58,7 +58,7 @@ func TestHostileDataSegment(t *testing.T) {
 			}
 			hostile(t, cfg, func(r *rig) {
 				wasm := assemble(t, "dataseg", module{Pages: tc.pages, Manifest: manifest("wat.dataseg"),
-					Response: []byte(`{"result":1}`), Data: map[int][]byte{tc.off: data}}.wat())
+					Response: []byte(`{"result":1}`), Data: map[int][]byte{tc.off: data}})
 				wantIn(t, r.mustRefuse("dataseg.wasm", read(t, wasm)), tc.want)
 			})
 		})
@@ -73,7 +73,7 @@ func TestHostileToolNames(t *testing.T) {
 	for _, name := range names {
 		t.Run(strings.ToValidUTF8(name, "?"), func(t *testing.T) {
 			hostile(t, rigConfig{}, func(r *rig) {
-				wasm := assemble(t, "name", module{Manifest: manifest(name), Response: []byte(`{"result":1}`)}.wat())
+				wasm := assemble(t, "name", module{Manifest: manifest(name), Response: []byte(`{"result":1}`)})
 				wantIn(t, r.mustRefuse("name.wasm", read(t, wasm)), "does not match ^[A-Za-z0-9_.-]{1,128}$")
 				r.fails(r.call(name, `{}`, dispatcher.Options{}), dispatcher.KindNotFound, "no tool named")
 			})
@@ -83,7 +83,7 @@ func TestHostileToolNames(t *testing.T) {
 	t.Run("invalid-utf8", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {
 			m := []byte(`{"abi":1,"tools":[{"name":"t` + "\xff" + `","input_schema":{"type":"object"}}]}`)
-			wasm := assemble(t, "name", module{Manifest: m, Response: []byte(`{"result":1}`)}.wat())
+			wasm := assemble(t, "name", module{Manifest: m, Response: []byte(`{"result":1}`)})
 			wantIn(t, r.mustRefuse("name.wasm", read(t, wasm)), "manifest: not valid UTF-8")
 		})
 	})
@@ -99,7 +99,7 @@ func TestHostileUnknownImport(t *testing.T) {
 	t.Run("wasi-function-that-does-not-exist", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {
 			wasm := assemble(t, "imp", module{Manifest: manifest("wat.imp"), Response: []byte(`{"result":1}`),
-				Imports: `  (import "wasi_snapshot_preview1" "sock_open_everything" (func))` + "\n"}.wat())
+				ImportFuncs: []importFunc{{"wasi_snapshot_preview1", "sock_open_everything"}}})
 			wantIn(t, r.mustRefuse("imp.wasm", read(t, wasm)), "sock_open_everything")
 		})
 	})
@@ -147,7 +147,7 @@ func TestHostileTables(t *testing.T) {
 	t.Run("huge-at-start", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {
 			wasm := assemble(t, "tables", module{Manifest: manifest("wat.tables"), Response: []byte(`{"result":1}`),
-				Imports: "  (table 134217728 funcref)\n  (table 134217728 funcref)\n"}.wat())
+				Tables: []uint32{134217728, 134217728}})
 			wantIn(t, r.mustRefuse("tables.wasm", read(t, wasm)), "its tables have 268435456 entries at start, over the host's limit of 1048576")
 		})
 	})
@@ -157,9 +157,7 @@ func TestHostileTables(t *testing.T) {
 			at := align8(manifestAt + len(m))
 			// The response is table.grow's result: -1 when refused.
 			wasm := assemble(t, "grow", module{Manifest: m, Response: []byte(`{"result":"refused"}`),
-				Imports: "  (table $t 0 funcref)\n",
-				Call: `(if (i32.ne (table.grow $t (ref.null func) (i32.const 268435456)) (i32.const -1)) (then unreachable))
-    (i64.const ` + itoa(pack(at, 20)) + `)`}.wat())
+				Tables: []uint32{0}, GrowTable: 268435456, Result: pack(at, 20)})
 			r.mustLoad("grow.wasm", wasm)
 			o := r.call("wat.grow", `{}`, dispatcher.Options{})
 			if o.Err != nil || string(o.Result) != `"refused"` {

@@ -30,7 +30,7 @@ func TestHostileManyTools(t *testing.T) {
 		}
 		b.WriteString(`]}`)
 		t.Logf("manifest: %d bytes", b.Len())
-		wasm := assemble(t, "many", module{Manifest: []byte(b.String()), Response: []byte(`{"result":"ok"}`)}.wat())
+		wasm := assemble(t, "many", module{Manifest: []byte(b.String()), Response: []byte(`{"result":"ok"}`)})
 
 		start := time.Now()
 		r.mustLoad("many.wasm", wasm)
@@ -73,7 +73,7 @@ func TestHostileHugeSchema(t *testing.T) {
 	big := manifestOf(5 << 20)
 	t.Run("default-cap", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {
-			wasm := assemble(t, "schema", module{Manifest: big, Response: []byte(`{"result":"ok"}`)}.wat())
+			wasm := assemble(t, "schema", module{Manifest: big, Response: []byte(`{"result":"ok"}`)})
 			wantIn(t, r.mustRefuse("schema.wasm", read(t, wasm)),
 				fmt.Sprintf("toolhost_describe: returned %d bytes, over the 1048576-byte output cap", len(big)))
 		})
@@ -81,7 +81,7 @@ func TestHostileHugeSchema(t *testing.T) {
 	t.Run("just-under-the-default-cap", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {
 			m := manifestOf(host.DefaultOutputLimit - 300)
-			wasm := assemble(t, "schema", module{Manifest: m, Response: []byte(`{"result":"ok"}`)}.wat())
+			wasm := assemble(t, "schema", module{Manifest: m, Response: []byte(`{"result":"ok"}`)})
 			start := time.Now()
 			r.mustLoad("schema.wasm", wasm)
 			bound(t, fmt.Sprintf("loading a %d-byte manifest", len(m)), time.Since(start), 10*time.Second)
@@ -92,7 +92,7 @@ func TestHostileHugeSchema(t *testing.T) {
 			t.Skip("about 10 s of schema compilation: run by make reliability (TOOLHOST_RELIABILITY=full)")
 		}
 		hostile(t, rigConfig{Limits: host.Limits{OutputBytes: 8 << 20}}, func(r *rig) {
-			wasm := assemble(t, "schema", module{Manifest: big, Response: []byte(`{"result":"ok"}`)}.wat())
+			wasm := assemble(t, "schema", module{Manifest: big, Response: []byte(`{"result":"ok"}`)})
 			served := make(chan int)
 			stop := make(chan struct{})
 			go func() { // calls during the load: each must be answered

@@ -34,8 +34,8 @@ func TestHostileResponsePointer(t *testing.T) {
 				wasm := assemble(t, "ptr", module{
 					Pages:    2,
 					Manifest: manifest("wat.ptr"),
-					Call:     fmt.Sprintf("(i64.const %d)", pack(tc.ptr, tc.len)),
-				}.wat())
+					Result:   pack(tc.ptr, tc.len),
+				})
 				r.mustLoad("ptr.wasm", wasm)
 				o := r.call("wat.ptr", `{}`, dispatcher.Options{})
 				r.fails(o, dispatcher.KindInternal, tc.want)
@@ -65,8 +65,8 @@ func TestHostileHugeResponse(t *testing.T) {
 			wasm := assemble(t, "huge", module{
 				Pages:    pages,
 				Manifest: manifest("wat.huge"),
-				Call:     fmt.Sprintf("(i64.const %d)", pack(0, size)),
-			}.wat())
+				Result:   pack(0, size),
+			})
 			r.mustLoad("huge.wasm", wasm)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -118,7 +118,7 @@ func TestHostileResponseEncoding(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			hostile(t, rigConfig{}, func(r *rig) {
-				r.mustLoad("resp.wasm", assemble(t, "resp", module{Manifest: manifest("wat.resp"), Response: []byte(tc.response)}.wat()))
+				r.mustLoad("resp.wasm", assemble(t, "resp", module{Manifest: manifest("wat.resp"), Response: []byte(tc.response)}))
 				r.fails(r.call("wat.resp", `{}`, dispatcher.Options{}), dispatcher.KindInternal, tc.want)
 			})
 		})

@@ -56,34 +56,55 @@ func Go(t testing.TB, pkg string) string {
 	return out
 }
 
-// WAT assembles the WebAssembly text file at path (relative to the
-// repository root) with wat2wasm and returns the .wasm path. wabt is a
-// test dependency (.ci/run installs it); without it the test fails and says
-// how to install it.
+// WAT returns the committed .wasm assembled from the WebAssembly text file
+// at path (relative to the repository root): NAME.wat's binary is NAME.wasm
+// beside it, so tests need no wabt. `make fixtures` reassembles them, and
+// TestFixturesMatchSources checks that they match their sources wherever
+// wat2wasm is installed.
 func WAT(t testing.TB, path string) string {
 	t.Helper()
-	mu.Lock()
-	defer mu.Unlock()
-	if p, ok := built[path]; ok {
-		return p
+	if !strings.HasSuffix(path, ".wat") {
+		t.Fatalf("testwasm.WAT(%q): not a .wat file", path)
 	}
-	tool, err := exec.LookPath("wat2wasm")
-	if err != nil {
-		t.Fatalf("wat2wasm not found: install wabt (apt-get install wabt) to build %s", path)
+	out := filepath.Join(Root(t), filepath.FromSlash(strings.TrimSuffix(path, ".wat")+".wasm"))
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("fixture %s is missing: run `make fixtures` (needs wabt's wat2wasm) and commit it: %v", out, err)
 	}
-	out := filepath.Join(outDir(t), safeName(path)+".wasm")
-	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	cmd := exec.Command(tool, "-o", tmp, path)
-	cmd.Dir = Root(t)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("wat2wasm %s: %v\n%s", path, err, b)
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		t.Fatal(err)
-	}
-	built[path] = out
 	return out
 }
+
+// Assemble runs wat2wasm on the .wat file at src, writing dst. It is what
+// `make fixtures` and TestFixturesMatchSources use; tests that only need a
+// fixture call WAT.
+func Assemble(src, dst string) error {
+	tool, err := exec.LookPath("wat2wasm")
+	if err != nil {
+		return err
+	}
+	if b, err := exec.Command(tool, "-o", dst, src).CombinedOutput(); err != nil {
+		return fmt.Errorf("wat2wasm %s: %v\n%s", src, err, b)
+	}
+	return nil
+}
+
+// Sources lists the repository's .wat fixtures, relative to root.
+func Sources(root string) ([]string, error) {
+	var out []string
+	for _, dir := range watDirs {
+		m, err := filepath.Glob(filepath.Join(root, dir, "*.wat"))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range m {
+			rel, _ := filepath.Rel(root, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	return out, nil
+}
+
+// watDirs are the folders that hold .wat fixtures with committed binaries.
+var watDirs = []string{"host/testdata/wat", "host/testdata/planner", "reliability/testdata/wat"}
 
 // Dir copies the given .wasm files into a fresh temporary folder, as a
 // plugins folder for a test.
