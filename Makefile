@@ -9,7 +9,7 @@ TOOLS     := $(notdir $(wildcard tools-src/*))
 PLUGINS   := $(TOOLS:%=plugins/%.wasm)
 GOFILES   := $(shell find . -name '*.go' -not -path './.git/*')
 
-.PHONY: all build plugins run test check bench fmt vet tidy race clean storm fixtures
+.PHONY: all build plugins run test check bench fmt vet tidy race clean storm fixtures deps-guard
 
 all: build plugins
 
@@ -46,7 +46,13 @@ tidy:
 	$(GO) mod tidy
 	git diff --exit-code go.mod go.sum
 
-check: vet tidy race
+# The server's dependency list must not gain a plotting package (the
+# storm simulator's gonum stack once made the binary 24% larger).
+deps-guard:
+	@bad=$$($(GO) list -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
+	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi
+
+check: vet tidy race deps-guard
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 
 clean:
@@ -63,11 +69,14 @@ fixtures:
 
 # The retry-storm experiment of docs/GOVERNOR.md (about a minute and a half; not run
 # by CI): builds the egress test module, runs both arms on loopback, and
-# rewrites the results section and plot. STORM_FLAGS adds sim storm flags.
+# rewrites the results section and plot. STORM_FLAGS adds toolhost-storm
+# flags. The simulator is its own binary (cmd/toolhost-storm): its plotting
+# stack stays out of the server.
 STORM_FLAGS ?=
-storm: $(BIN)
+storm:
+	$(GO) build -o bin/toolhost-storm ./cmd/toolhost-storm
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o bin/egress.wasm ./host/testdata/egress
-	$(BIN) sim storm --module bin/egress.wasm --doc docs/GOVERNOR.md --plot docs/governor-storm.png $(STORM_FLAGS)
+	bin/toolhost-storm --module bin/egress.wasm --doc docs/GOVERNOR.md --plot docs/governor-storm.png $(STORM_FLAGS)
 
 # The reliability suite in full (docs/RELIABILITY.md): every hostile-module
 # case at full size and a soak of a real server for SOAK (default 3m) at

@@ -1,6 +1,6 @@
 // Command egress is a test tool module that reaches the network through
 // the host's governed egress (guest.Client). The host's egress tests and
-// the storm simulation (toolhost sim storm) use it. Build it from the
+// the storm simulation (toolhost-storm) use it. Build it from the
 // repository root with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o egress.wasm ./host/testdata/egress

@@ -1,6 +1,12 @@
+// Command toolhost-storm runs the retry-storm experiment of
+// docs/GOVERNOR.md. It is its own binary, not a subcommand of toolhost,
+// because its plots pull gonum's plotting stack (fonts, PDF and SVG
+// writers): about a quarter of the server's size and 80 packages that
+// serving tools never uses. `make storm` builds and runs it.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,22 +17,20 @@ import (
 	"github.com/toolhost/toolhost/internal/storm"
 )
 
-func newSimCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Run simulations that measure toolhost's policies",
+func main() {
+	cmd := newStormCmd()
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		os.Exit(2)
 	}
-	cmd.AddCommand(newSimStormCmd())
-	return cmd
 }
 
-func newSimStormCmd() *cobra.Command {
+func newStormCmd() *cobra.Command {
 	var o storm.Options
 	var doc, plotPath string
 	cmd := &cobra.Command{
-		Use:   "storm --module EGRESS.wasm [flags]",
+		Use:   "toolhost-storm --module EGRESS.wasm [flags]",
 		Short: "Nine agents, one quota: own backoff versus the governor",
-		Long: `storm reproduces the retry-storm experiment of docs/GOVERNOR.md on loopback: an
+		Long: `toolhost-storm reproduces the retry-storm experiment of docs/GOVERNOR.md on loopback: an
 upstream that enforces a quota and answers 429 beyond it, and agents of mixed
 priorities calling it through a real tool with governed egress (the module
 host/testdata/egress), first retrying with exponential backoff and jitter on
@@ -35,8 +39,9 @@ rewrites the results section of that Markdown file, with --plot it draws
 upstream answers over time to a PNG. 'make storm' builds the module and runs
 this with both.`,
 		Example: `  make storm
-  toolhost sim storm --module bin/egress.wasm --rate 20 --burst 5 --max-duration 30s`,
-		Args: cobra.NoArgs,
+  toolhost-storm --module bin/egress.wasm --rate 20 --burst 5 --max-duration 30s`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Progress = cmd.ErrOrStderr()
 			r, err := storm.Run(cmd.Context(), o)
@@ -59,7 +64,7 @@ this with both.`,
 				}
 			}
 			if doc != "" {
-				command := "toolhost sim storm " + strings.Join(os.Args[min(3, len(os.Args)):], " ")
+				command := "toolhost-storm " + strings.Join(os.Args[1:], " ")
 				if err := r.UpdateDoc(doc, ref, strings.TrimSpace(command)); err != nil {
 					return err
 				}
