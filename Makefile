@@ -18,9 +18,27 @@ build: $(BIN)
 $(BIN): $(GOFILES) go.mod go.sum
 	$(GO) build -ldflags '$(LDFLAGS)' -o $@ ./cmd/toolhost
 
-plugins: $(PLUGINS)
+plugins: $(PLUGINS) plugins-c
 
-plugins/%.wasm: $(GOFILES) go.mod go.sum
+# C tools (tools-src-c/NAME -> plugins/NAME.wasm) need Debian's clang, lld,
+# wasi-libc, libclang-rt-dev-wasm32 and libjsmn-dev; without clang they are
+# skipped with a note. jsmn.h is linked into a folder of its own so that
+# -I never puts the host's libc headers before wasi-libc's.
+C_TOOLS   := $(notdir $(wildcard tools-src-c/*))
+C_PLUGINS := $(C_TOOLS:%=plugins/%.wasm)
+.PHONY: plugins-c
+plugins-c:
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory $(C_PLUGINS); \
+	else echo 'clang not found: C tools ($(C_TOOLS)) not built (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32 libjsmn-dev)'; fi
+
+bin/c-include/jsmn.h:
+	@mkdir -p $(@D)
+	ln -sf /usr/include/jsmn.h $@
+
+$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h
+	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -I ../../bin/c-include -o ../../$@ *.c
+
+$(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./tools-src/$*
 
 run: build plugins

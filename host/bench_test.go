@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testwasm"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -58,7 +59,15 @@ func BenchmarkCompile(b *testing.B) {
 // so any fixed per-call overhead of the host shows.
 func BenchmarkCall(b *testing.B) {
 	ctx := context.Background()
-	_, mb, echo := sharedRuntime(b)
+	rt, mb, echo := sharedRuntime(b)
+	loadFile := func(b *testing.B, path string) *host.Module {
+		m, err := rt.LoadFile(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { m.Close(ctx) })
+		return m
+	}
 	raw := newRawRuntime(b)
 
 	bench := func(name string, call func() ([]byte, error), want string) {
@@ -80,6 +89,17 @@ func BenchmarkCall(b *testing.B) {
 		return d.Call(ctx, dispatcher.Call{Tool: "state", Args: args})
 	}, "1")
 	bench("raw-wazero", func() ([]byte, error) { return raw.call(ctx, goMod, "state", args) }, `{"result":1}`)
+
+	// The same kind of work in C and in Go: wordfreq.top (C, abi/c) and
+	// text.count (Go, abi/guest), each in a fresh instance.
+	textMod := loadFile(b, testwasm.Go(b, "./tools-src/text"))
+	bench("toolhost-go-text.count", func() ([]byte, error) {
+		return textMod.Call(ctx, "text.count", []byte(`{"text":"the cat and the hat"}`), host.Limits{})
+	}, `{"words":5,"lines":1,"runes":19,"bytes":19}`)
+	cMod := loadFile(b, testwasm.C(b, "tools-src-c/wordfreq"))
+	bench("toolhost-c-wordfreq.top", func() ([]byte, error) {
+		return cMod.Call(ctx, "wordfreq.top", []byte(`{"text":"the cat and the hat","top":1}`), host.Limits{})
+	}, `{"words":5,"unique":4,"top":[{"word":"the","count":2}]}`)
 
 	watMod := raw.compile(b, watPath(b, "echo"))
 	bench("toolhost-wat", func() ([]byte, error) { return echo.Call(ctx, "wat.echo", args, host.Limits{}) }, "{}")
