@@ -53,6 +53,9 @@ type HTTPRequest struct {
 type HTTPResponse struct {
 	Status  int                 `json:"status,omitempty"`
 	Headers map[string][]string `json:"headers,omitempty"`
+	// URL is the URL that answered: the request's, or the last redirect
+	// hop's. Hosts before this field was added leave it empty.
+	URL string `json:"url,omitempty"`
 	// Body is the response body when it is valid UTF-8; otherwise it is
 	// in BodyBase64 (standard base64) and Body is empty.
 	Body       string `json:"body,omitempty"`

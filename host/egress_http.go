@@ -155,7 +155,7 @@ func (c *egressCall) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *ab
 		return nil, &abi.EgressError{Kind: abi.EgressTooLarge, Grant: "max_response_bytes", Message: fmt.Sprintf(
 			"the response body from %s is over the %d bytes module %s may receive", resp.Request.URL.Host, g.maxResp, g.module)}
 	}
-	out := &abi.HTTPResponse{Status: resp.StatusCode, Headers: resp.Header}
+	out := &abi.HTTPResponse{Status: resp.StatusCode, Headers: resp.Header, URL: resp.Request.URL.String()}
 	if utf8.Valid(b) {
 		out.Body = string(b)
 	} else {

@@ -91,6 +91,9 @@ type Response struct {
 	StatusCode int
 	Header     Header
 	Body       []byte
+	// URL is the URL that answered, after any redirects (empty from a
+	// host that does not say).
+	URL string
 	// RetryAfter is the upstream's Retry-After, when it sent one.
 	RetryAfter time.Duration
 }
@@ -195,7 +198,7 @@ func (c *Client) Do(req *Request) (*Response, error) {
 	if r.Error != nil {
 		return nil, fromEgressError(r.Error)
 	}
-	resp := &Response{StatusCode: r.Status, Header: Header(r.Headers), Body: []byte(r.Body),
+	resp := &Response{StatusCode: r.Status, Header: Header(r.Headers), Body: []byte(r.Body), URL: r.URL,
 		RetryAfter: time.Duration(r.RetryAfterMS) * time.Millisecond}
 	if resp.Header == nil {
 		resp.Header = Header{}

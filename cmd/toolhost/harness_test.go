@@ -91,10 +91,17 @@ type server struct {
 // startServer runs serve on 127.0.0.1:0 and learns the port from its log.
 func startServer(t *testing.T, plugins string, extra ...string) *server {
 	t.Helper()
+	return startServerEnv(t, nil, plugins, extra...)
+}
+
+// startServerEnv is startServer with extra environment variables.
+func startServerEnv(t *testing.T, env []string, plugins string, extra ...string) *server {
+	t.Helper()
 	bin := buildCLI(t)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins,
 		"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")}, extra...)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package hostmatch matches host names against the patterns an operator
 // writes in egress grants and quotas: an exact name or IP literal
-// ("api.example.com", "127.0.0.1", "[::1]"), or "*.suffix", which matches
-// any name ending in ".suffix" (not "suffix" itself). Either may end in
+// ("api.example.com", "127.0.0.1", "[::1]"), "*.suffix", which matches
+// any name ending in ".suffix" (not "suffix" itself), or "*", which matches
+// every host (a grant for "any public host": the address checks still
+// refuse private ones). Any of them may end in
 // ":PORT" to match that port only. Names compare case-insensitively and a
 // trailing dot is ignored.
 //
@@ -19,11 +21,12 @@ import (
 type Pattern struct {
 	name     string // lower case, no trailing dot; for a wildcard, the suffix with its leading dot
 	wildcard bool
+	any      bool // "*": every host
 	port     string // "" means any port
 }
 
-// Parse checks and parses a pattern. It refuses an empty pattern, a bare
-// "*", a "*" anywhere but a leading "*.", a scheme or a path, and a port
+// Parse checks and parses a pattern. It refuses an empty pattern, a "*"
+// anywhere but alone or in a leading "*.", a scheme or a path, and a port
 // that is not a number from 1 to 65535.
 func Parse(s string) (Pattern, error) {
 	raw := s
@@ -42,6 +45,9 @@ func Parse(s string) (Pattern, error) {
 		}
 	} else {
 		name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	}
+	if name == "*" { // before normalize, which would make "*." one too
+		return Pattern{any: true, port: port}, nil
 	}
 	name = normalize(name)
 	wildcard := false
@@ -73,11 +79,14 @@ func MustParse(s string) Pattern {
 // Match reports whether host (a name or IP literal, without brackets) and
 // port (empty when unknown) match the pattern.
 func (p Pattern) Match(host, port string) bool {
-	if p.name == "" {
+	if p.name == "" && !p.any {
 		return false
 	}
 	if p.port != "" && p.port != port {
 		return false
+	}
+	if p.any {
+		return host != ""
 	}
 	host = normalize(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	if p.wildcard {
@@ -88,10 +97,10 @@ func (p Pattern) Match(host, port string) bool {
 
 // Specificity orders patterns that match the same host: an exact name beats
 // any wildcard, a longer suffix beats a shorter one, and a pattern with a
-// port beats one without.
+// port beats one without; "*" is the least specific of all.
 func (p Pattern) Specificity() int {
 	s := 2 * len(p.name)
-	if !p.wildcard {
+	if !p.wildcard && !p.any {
 		s += 1 << 20
 	}
 	if p.port != "" {
@@ -103,7 +112,7 @@ func (p Pattern) Specificity() int {
 // String returns the pattern as written, normalized.
 func (p Pattern) String() string {
 	name := p.name
-	if p.wildcard {
+	if p.wildcard || p.any {
 		name = "*" + name
 	}
 	if p.port == "" {

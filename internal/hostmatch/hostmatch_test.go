@@ -22,6 +22,11 @@ func TestMatch(t *testing.T) {
 		{"[::1]", "::1", "1", true},
 		{"[::1]:99", "[::1]", "99", true},
 		{"localhost", "127.0.0.1", "80", false},
+		{"*", "anything.example.org", "443", true},
+		{"*", "10.0.0.1", "80", true},
+		{"*", "", "443", false},
+		{"*:443", "a.example", "443", true},
+		{"*:443", "a.example", "8443", false},
 	}
 	for _, tt := range tests {
 		p, err := Parse(tt.pattern)
@@ -35,7 +40,7 @@ func TestMatch(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
-	for _, s := range []string{"", "*", "*.", "a.*.com", "https://a.com", "a.com/x", "a.com:0", "a.com:99999", "a.com:http"} {
+	for _, s := range []string{"", "**", "*.", "*:0", "a.*.com", "https://a.com", "a.com/x", "a.com:0", "a.com:99999", "a.com:http"} {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) accepted", s)
 		}
@@ -57,5 +62,26 @@ func TestBest(t *testing.T) {
 		if got := Best(ps, tt.host, tt.port); got != tt.want {
 			t.Errorf("Best(%q, %q) = %d, want %d", tt.host, tt.port, got, tt.want)
 		}
+	}
+}
+
+// TestAnyIsLeastSpecific: "*" matches every host but loses to any other
+// pattern that matches.
+func TestAnyIsLeastSpecific(t *testing.T) {
+	ps := []Pattern{MustParse("*"), MustParse("*.example.com"), MustParse("*:8443")}
+	for _, tt := range []struct {
+		host, port string
+		want       int
+	}{
+		{"other.org", "443", 0},
+		{"a.example.com", "443", 1},
+		{"other.org", "8443", 2},
+	} {
+		if got := Best(ps, tt.host, tt.port); got != tt.want {
+			t.Errorf("Best(%q, %q) = %d, want %d", tt.host, tt.port, got, tt.want)
+		}
+	}
+	if s := MustParse("*:443").String(); s != "*:443" {
+		t.Errorf("String() = %q", s)
 	}
 }
