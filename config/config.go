@@ -56,6 +56,9 @@ type Config struct {
 	// Grants are the [grants."MODULE.wasm"] sections: egress grants, by
 	// module file name.
 	Grants map[string]Grant
+	// Modules are the [modules."MODULE.wasm"] sections (see views.go), by
+	// module file name.
+	Modules map[string]Module
 }
 
 // Dispatch is the [dispatch] section.
@@ -102,6 +105,9 @@ type Tool struct {
 	Limits host.Limits
 	// Breaker ([tools."NAME".breaker]) replaces [breaker] field by field.
 	Breaker Breaker
+	// View (expose, name, description) is what MCP clients see of the
+	// tool (see views.go).
+	View View
 }
 
 // Bounds the file is checked against.
@@ -224,7 +230,8 @@ func (c *Config) HostLimits() host.Limits {
 }
 
 // Overrides returns one loader.Override per [tools."NAME"] section: timeout,
-// idempotent, read_only and the tool's limits, for loader.Options.Overrides.
+// idempotent, read_only, the tool's limits and its view (expose, name,
+// description), for loader.Options.Overrides.
 // Unset fields are zero (the manifest's value or the runtime's limits
 // apply). A nil Config returns nil.
 func (c *Config) Overrides() map[string]loader.Override {
@@ -238,6 +245,10 @@ func (c *Config) Overrides() map[string]loader.Override {
 			Idempotent: clonePtr(t.Idempotent),
 			ReadOnly:   clonePtr(t.ReadOnly),
 			Limits:     t.Limits,
+
+			Expose:      clonePtr(t.View.Expose),
+			WireName:    t.View.Name,
+			Description: t.View.Description,
 		}
 	}
 	return out

@@ -206,7 +206,9 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"governor", func(path []string, v any) { p.governorSection(path, v, c) }},
 		field{"quotas", func(path []string, v any) { p.quotasSection(path, v, c) }},
 		field{"grants", func(path []string, v any) { p.grantsSection(path, v, c) }},
+		field{"modules", func(path []string, v any) { p.modulesSection(path, v, c) }},
 	)
+	p.uniqueViewNames(c)
 }
 
 func (p *checker) dispatch(path []string, t map[string]any, d *Dispatch) {
@@ -277,6 +279,7 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 			}},
 		}
 		fs = append(fs, p.limitFields(&tool.Limits)...)
+		fs = append(fs, p.viewFields(&tool.View)...)
 		p.fields(tp, tt, fs...)
 		if ok {
 			if c.Tools == nil {

@@ -261,16 +261,16 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		keepOld(le)
 		return
 	}
-	if clash := claimed(m, path, next); clash != "" {
-		_ = m.Close(ctx)
-		keepOld(&host.LoadError{Path: path, Reason: clash})
-		return
-	}
 	ref := &moduleRef{mod: m, total: &l.inflight}
 	recs, err := records(m, ref, l.opts)
 	if err != nil {
 		_ = m.Close(ctx)
 		keepOld(&host.LoadError{Path: path, Reason: err.Error(), Err: err})
+		return
+	}
+	if clash := claimed(recs, path, next); clash != "" {
+		_ = m.Close(ctx)
+		keepOld(&host.LoadError{Path: path, Reason: clash})
 		return
 	}
 	delete(l.rejected, path)
@@ -282,18 +282,30 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	}
 }
 
-// claimed names a tool of m that another file in next already serves.
-func claimed(m *host.Module, path string, next map[string]*liveFile) string {
-	for other, f := range next {
+// claimed says which of recs' names another file in next already serves:
+// the same manifest name, or a name on the wire that would mean two tools
+// (see registry.New).
+func claimed(recs []*registry.Tool, path string, next map[string]*liveFile) string {
+	for _, other := range slices.Sorted(maps.Keys(next)) {
 		if other == path {
 			continue
 		}
-		for _, r := range f.recs {
-			for _, t := range m.Tools {
+		for _, r := range next[other].recs {
+			for _, t := range recs {
 				if t.Name == r.Name {
 					return fmt.Sprintf("tool %q is also declared by %s; tool names must be unique across the plugins folder", t.Name, other)
 				}
 			}
+		}
+	}
+	for _, other := range slices.Sorted(maps.Keys(next)) {
+		if other == path {
+			continue
+		}
+		pair := append(slices.Clip(next[other].recs), recs...)
+		var ce *registry.ClashError
+		if _, err := registry.New(pair); errors.As(err, &ce) {
+			return fmt.Sprintf("%v; the tool %q is served by %s", ce, ce.Other, other)
 		}
 	}
 	return ""

@@ -20,6 +20,10 @@ import (
 // a module declaring one is refused, so it can never shadow a built-in.
 const ReservedPrefix = "toolhost."
 
+// ReservedWirePrefix starts the wire names of toolhost's own tools
+// (toolhost_plan); a tool whose wire name starts with it is refused.
+const ReservedWirePrefix = "toolhost_"
+
 // Result is a loaded plugins folder.
 type Result struct {
 	// Registry serves the tools of every module that loaded.
@@ -37,6 +41,14 @@ type Override struct {
 	Idempotent *bool
 	ReadOnly   *bool
 	Limits     host.Limits
+	// Expose false hides the tool from MCP clients (not listed, not
+	// callable there); nil keeps it exposed.
+	Expose *bool
+	// WireName replaces the name MCP clients see (module prefix and
+	// --tool-names alike); it must match ^[a-zA-Z0-9_-]{1,64}$.
+	WireName string
+	// Description replaces the manifest's description.
+	Description string
 }
 
 // Options configure Load. The zero value loads with no overrides and no
@@ -50,6 +62,13 @@ type Options struct {
 	Check func(*registry.Tool) error
 	// Overrides are per-tool overrides by tool name.
 	Overrides map[string]Override
+	// ExactNames keeps manifest names on the wire (serve
+	// --tool-names=exact) instead of their client-safe form
+	// (registry.SafeName).
+	ExactNames bool
+	// Prefixes put a prefix before the wire names of a module's tools, by
+	// module file name ("github.wasm"); each must be client-safe.
+	Prefixes map[string]string
 }
 
 // Load loads every module in dir once, as Open does (writing a progress
@@ -81,6 +100,10 @@ func records(m *host.Module, ref *moduleRef, opts Options) ([]*registry.Tool, er
 			return nil, fmt.Errorf("tool %q: names starting with %q are reserved for toolhost's built-in tools", t.Name, ReservedPrefix)
 		}
 		rec := record(m, t, opts.Overrides[t.Name], ref)
+		rec.WireName = wireName(rec, opts)
+		if err := checkWireName(rec, opts); err != nil {
+			return nil, err
+		}
 		if _, err := registry.New([]*registry.Tool{rec}); err != nil {
 			return nil, err
 		}
@@ -90,6 +113,11 @@ func records(m *host.Module, ref *moduleRef, opts Options) ([]*registry.Tool, er
 			}
 		}
 		recs = append(recs, rec)
+	}
+	// Two of the module's own tools may map to one wire name ("a.b" and
+	// "a_b").
+	if _, err := registry.New(recs); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }
@@ -124,6 +152,12 @@ func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.To
 	}
 	if o.ReadOnly != nil {
 		rec.ReadOnly = *o.ReadOnly
+	}
+	if o.Expose != nil {
+		rec.Hidden = !*o.Expose
+	}
+	if o.Description != "" {
+		rec.Description = o.Description
 	}
 	return rec
 }

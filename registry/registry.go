@@ -32,7 +32,18 @@ func (f HandlerFunc) Handle(ctx context.Context, args json.RawMessage) (json.Raw
 // Tool is one tool's record. Build it, then hand it to New; after that it is
 // read-only and safe to share.
 type Tool struct {
-	Name         string
+	// Name is the manifest name, the tool's identity: the registry, the
+	// config, events, the audit log and idempotency scopes use it.
+	Name string
+	// WireName is the name MCP clients see in tools/list (and may call,
+	// beside Name); empty means SafeName(Name), which New fills in. The
+	// loader sets it from the operator's naming (--tool-names=exact, a
+	// module prefix, a tool's name in the config).
+	WireName string
+	// Hidden tools are not listed over MCP nor callable there (the
+	// operator's expose = false); the dispatcher still runs them for
+	// in-process callers such as a local plan run.
+	Hidden       bool
 	Title        string
 	Description  string
 	InputSchema  json.RawMessage
@@ -66,15 +77,17 @@ type Module struct {
 // a reload builds a new Registry.
 type Registry struct {
 	byName map[string]*Tool
+	byWire map[string]*Tool // tools not Hidden, by WireName
 	sorted []*Tool
 }
 
 // New compiles every tool's input schema (once per record: a record
 // already in a registry is reused as is) and indexes the tools by name. It
 // fails on a duplicate name or a schema that does not compile, naming the
-// tool. After New, the records must not be modified.
+// tool. It also fails, with a *ClashError, when two tools that are not
+// hidden have one wire name. After New, the records must not be modified.
 func New(tools []*Tool) (*Registry, error) {
-	r := &Registry{byName: make(map[string]*Tool, len(tools))}
+	r := &Registry{byName: make(map[string]*Tool, len(tools)), byWire: make(map[string]*Tool, len(tools))}
 	for _, t := range tools {
 		if _, dup := r.byName[t.Name]; dup {
 			return nil, fmt.Errorf("registry: tool %q registered twice", t.Name)
@@ -91,6 +104,9 @@ func New(tools []*Tool) (*Registry, error) {
 				return nil, err
 			}
 			t.input = sch
+		}
+		if err := r.indexWire(t); err != nil {
+			return nil, err
 		}
 		r.byName[t.Name] = t
 		r.sorted = append(r.sorted, t)

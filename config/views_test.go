@@ -1,0 +1,120 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestViews(t *testing.T) {
+	src := `
+[tools."text.count"]
+name = "count_words"
+description = "Counts the words of a text."
+
+[tools."db.write"]
+expose = false
+timeout = "5s"
+
+[tools]
+"gh.search" = { name = "search_code" }
+
+[modules."github.wasm"]
+prefix = "gh_"
+
+[modules."gitlab.wasm"]
+prefix = "gl-"
+`
+	c, err := Parse("toolhost.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.Overrides()
+	if got := o["text.count"]; got.WireName != "count_words" || got.Description != "Counts the words of a text." || got.Expose != nil {
+		t.Errorf("text.count override = %+v", got)
+	}
+	if got := o["db.write"]; got.Expose == nil || *got.Expose || got.WireName != "" || got.Timeout == 0 {
+		t.Errorf("db.write override = %+v", got)
+	}
+	if got := o["gh.search"].WireName; got != "search_code" {
+		t.Errorf("gh.search wire name = %q", got)
+	}
+	p := c.Prefixes()
+	if len(p) != 2 || p["github.wasm"] != "gh_" || p["gitlab.wasm"] != "gl-" {
+		t.Errorf("Prefixes() = %v", p)
+	}
+	var nilConf *Config
+	if nilConf.Prefixes() != nil {
+		t.Error("nil Config has prefixes")
+	}
+}
+
+func TestViewErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		src    string
+		line   int
+		reason string
+	}{
+		{"expose string", "[tools.a]\nexpose = \"no\"\n", 2, `tools.a.expose: must be true or false, not the string "no"`},
+		{"expose typo", "[tools.a]\nexpos = false\n", 2, `tools.a.expos: unknown key "expos" in [tools.a]; did you mean "expose"?`},
+		{"name with dot", "[tools.\"text.count\"]\nname = \"text.count\"\n", 2,
+			`tools."text.count".name: "text.count" is not a name every MCP client accepts: it must match ^[a-zA-Z0-9_-]{1,64}$ (try "text_count")`},
+		{"name too long", "[tools.a]\nname = \"" + strings.Repeat("n", 65) + "\"\n", 2, `is not a name every MCP client accepts`},
+		{"name empty", "[tools.a]\nname = \"\"\n", 2, `"" is not a name every MCP client accepts`},
+		{"name not string", "[tools.a]\nname = 3\n", 2, `tools.a.name: must be a string (the tool's name on the wire), not the integer 3`},
+		{"name reserved", "[tools.a]\nname = \"toolhost_plan\"\n", 2, `tools.a.name: "toolhost_plan" starts with "toolhost_", reserved`},
+		{"name clash", "[tools.b]\nname = \"same\"\n\n[tools.a]\nname = \"same\"\n", 5,
+			`tools.a.name: "same" is already the name of tool "b" (tools.b.name); two tools cannot share a wire name`},
+		{"name clash inline", "[tools]\nz = { name = \"same\" }\na = { name = \"same\" }\n", 3, `tools.a.name: "same" is already the name of tool "z"`},
+		{"description empty", "[tools.a]\ndescription = \"  \"\n", 2, `tools.a.description: must not be empty (leave the key out to keep the manifest's description)`},
+		{"description not string", "[tools.a]\ndescription = true\n", 2, `tools.a.description: must be a string, not the boolean true`},
+		{"module not wasm", "[modules.github]\nprefix = \"gh_\"\n", 1, `modules.github: "github" is not a module file name`},
+		{"module path", "[modules.\"x/github.wasm\"]\n", 1, `is not a module file name`},
+		{"module not table", "[modules]\n\"a.wasm\" = 1\n", 2, `modules."a.wasm": must be a table`},
+		{"prefix typo", "[modules.\"a.wasm\"]\nprefx = \"a_\"\n", 2, `modules."a.wasm".prefx: unknown key "prefx" in [modules."a.wasm"]; did you mean "prefix"?`},
+		{"prefix dot", "[modules.\"a.wasm\"]\nprefix = \"gh.\"\n", 2, `modules."a.wasm".prefix: "gh." is not a prefix every MCP client accepts: it must match ^[a-zA-Z0-9_-]{1,32}$`},
+		{"prefix long", "[modules.\"a.wasm\"]\nprefix = \"" + strings.Repeat("p", 33) + "\"\n", 2, `is not a prefix every MCP client accepts`},
+		{"prefix reserved", "[modules.\"a.wasm\"]\nprefix = \"toolhost_\"\n", 2, `reserved for toolhost's built-in tools`},
+		{"modules not table", "modules = 1\n", 1, `modules: must be a table ([modules."MODULE.wasm"] sections), not the integer 1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("toolhost.toml", []byte(tt.src))
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Parse error = %v, want an *Error", err)
+			}
+			if e.Line != tt.line || !strings.Contains(e.Reason, tt.reason) {
+				t.Errorf("got  %d: %s\nwant %d: …%s…", e.Line, e.Reason, tt.line, tt.reason)
+			}
+		})
+	}
+}
+
+// TestViewDocExamples keeps the tool view examples of docs/CONFIG.md
+// valid; they are fenced as "toml views".
+func TestViewDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Skip("no docs/CONFIG.md")
+	}
+	blocks := regexp.MustCompile("(?s)```toml views\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) == 0 {
+		t.Fatal("no tool view examples in docs/CONFIG.md")
+	}
+	for _, b := range blocks {
+		c, err := Parse("CONFIG.md", b[1])
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b[1])
+		}
+		if o := c.Overrides()["math.eval"]; o.WireName != "calc" {
+			t.Errorf("math.eval override %+v", o)
+		}
+		if c.Prefixes()["github.wasm"] != "gh_" {
+			t.Errorf("prefixes %v", c.Prefixes())
+		}
+	}
+}
