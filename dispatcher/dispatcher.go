@@ -191,6 +191,12 @@ func (d *Dispatcher) Do(ctx context.Context, c Call) Outcome {
 	return d.execute(ctx, tool, c)
 }
 
+// Refused publishes the result of a call a caller turned away before Do
+// (the transport's not_found for a name it does not serve), as Do does for
+// its own refusals, so that metrics and followers of the stream see every
+// call; it returns the Outcome.
+func (d *Dispatcher) Refused(c Call, e *DispatchError) Outcome { return d.refused(c, e) }
+
 // refused publishes the result of a call that ended before any execution
 // (so metrics and followers of the stream see every dispatch) and returns
 // it.

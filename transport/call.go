@@ -18,7 +18,7 @@ import (
 // CallToolResult. Tool failures never become JSON-RPC errors: a model must
 // be able to read them.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if s.opts.Plans != nil && req.Params.Name == PlanToolName {
+	if s.opts.Plans != nil && isPlanTool(req.Params.Name) {
 		return s.callPlan(ctx, req), nil
 	}
 	s.inflight.enter()
@@ -59,7 +59,53 @@ func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParam
 	}
 	defer release()
 	c.key = opts.IdempotencyKey
-	return s.d.Do(ctx, dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts})
+	call := dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts}
+	tool, derr := s.resolve(p.Name, p.Meta)
+	if tool != "" {
+		c.tool = tool // the manifest name: audit, events and idempotency scopes use it
+	}
+	if derr != nil {
+		return s.refused(call, derr)
+	}
+	call.Tool = tool
+	return s.d.Do(ctx, call)
+}
+
+// refused ends a call the transport turned away; a not_found goes through
+// the dispatcher's books as its own do.
+func (s *Server) refused(c dispatcher.Call, derr *dispatcher.DispatchError) dispatcher.Outcome {
+	if derr.Kind == dispatcher.KindNotFound {
+		return s.d.Refused(c, derr)
+	}
+	return dispatcher.Outcome{Err: derr}
+}
+
+// resolve turns the name a client called, wire or manifest form, into the
+// manifest name of a tool it may call. A hidden tool is not_found, as an
+// unknown one. _meta["toolhost/name"], when sent, must name the same tool;
+// if not, the tool the call named is returned with the refusal.
+func (s *Server) resolve(name string, meta map[string]any) (string, *dispatcher.DispatchError) {
+	t, ok := s.lookup(name)
+	if !ok {
+		return "", refusal(dispatcher.KindNotFound, "no tool named %q (toolhost list shows the tools this server has)", name)
+	}
+	if v, sent := meta[MetaToolName]; sent {
+		other, _ := v.(string)
+		if o, ok := s.lookup(other); !ok || o != t {
+			return t.Name, refusal(dispatcher.KindSchema, "_meta %q is %s but the call names tool %q (%s); send one tool's name in both, or leave _meta %q out",
+				MetaToolName, jsonString(v), t.Name, t.WireName, MetaToolName)
+		}
+	}
+	return t.Name, nil
+}
+
+// jsonString prints a _meta value as the client sent it.
+func jsonString(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
 }
 
 // admit applies what every tools/call (a tool's or toolhost.plan's) gets

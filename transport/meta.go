@@ -25,6 +25,11 @@ const (
 	// its per-attempt timeout and the module (path, sha256) serving it.
 	MetaToolTimeoutMS = "toolhost/timeout_ms"
 	MetaToolModule    = "toolhost/module"
+	// MetaToolName is set on each listed tool: its manifest name, the
+	// tool's identity, when the wire name differs or not. A tools/call may
+	// send it too (either form); it must then name the same tool as
+	// params.name.
+	MetaToolName = "toolhost/name"
 )
 
 // MaxIdempotencyKeyLen is the longest idempotency key accepted.

@@ -26,6 +26,12 @@ import (
 // name is reserved: the loader refuses plugin tools under "toolhost.".
 const PlanToolName = "toolhost.plan"
 
+// PlanWireName is toolhost.plan's client-safe name, the one listed unless
+// Options.ExactNames. A call may use either.
+const PlanWireName = "toolhost_plan"
+
+func isPlanTool(name string) bool { return name == PlanToolName || name == PlanWireName }
+
 // MetaPlanEvent carries a plan event on a progress notification.
 const MetaPlanEvent = "toolhost/plan_event"
 
@@ -50,7 +56,12 @@ func (s *Server) addPlanTool() {
 	if s.opts.Plans == nil {
 		return
 	}
-	s.mcp.AddTool(planTool(s.plannerNames()), s.callTool)
+	t := planTool(s.plannerNames())
+	t.Meta = mcp.Meta{MetaToolName: PlanToolName}
+	if !s.opts.ExactNames {
+		t.Name = PlanWireName
+	}
+	s.mcp.AddTool(t, s.callTool)
 }
 
 // plannerNames are the names a caller may give as "planner": the built-in
@@ -192,9 +203,7 @@ func (s *Server) capped(l plan.Limits) plan.Limits {
 
 // reusable says whether a listed tool's results may be reused.
 func (s *Server) reusable(tool string) bool {
-	s.toolsMu.Lock()
-	defer s.toolsMu.Unlock()
-	t, ok := s.listed[tool]
+	t, ok := s.lookup(tool)
 	return ok && (t.Idempotent || t.ReadOnly)
 }
 
@@ -231,7 +240,15 @@ type planSteps struct {
 
 func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessage, error) {
 	start := time.Now()
-	o := ps.s.d.Do(ctx, c)
+	// A step names its tool as a client would (wire or manifest name) and
+	// reaches only the tools a client may call.
+	var o dispatcher.Outcome
+	if tool, derr := ps.s.resolve(c.Tool, nil); derr != nil {
+		o = ps.s.refused(c, derr)
+	} else {
+		c.Tool = tool
+		o = ps.s.d.Do(ctx, c)
+	}
 	ps.s.audit(&callInfo{requestID: newRequestID(), tool: c.Tool, caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey},
 		&mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
 	if o.Err != nil {

@@ -87,7 +87,7 @@ func TestPlanTool(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tool.Name == transport.PlanToolName {
+		if tool.Name == transport.PlanWireName && tool.Meta[transport.MetaToolName] == transport.PlanToolName {
 			listed = tool
 		}
 	}
@@ -162,7 +162,7 @@ func TestPlanToolOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tool.Name == transport.PlanToolName {
+		if tool.Name == transport.PlanWireName || tool.Name == transport.PlanToolName {
 			t.Fatal("toolhost.plan is listed although Options.Plans is nil")
 		}
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	// Plans, when set, lists the built-in tool toolhost.plan, which runs
 	// plan sessions on the server (see PlanToolName); nil means none.
 	Plans *PlanOptions
+	// ExactNames lists toolhost.plan under its manifest name rather than
+	// PlanWireName (serve --tool-names=exact; the registry records carry
+	// the other tools' wire names). Calls accept either name regardless.
+	ExactNames bool
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -62,15 +66,17 @@ type Server struct {
 	callers  callerLimit
 
 	toolsMu sync.Mutex
-	listed  map[string]*registry.Tool // what tools/list shows, by name
+	reg     *registry.Registry        // the registry of the last SetTools
+	listed  map[string]*registry.Tool // what tools/list shows, by wire name
 
 	sessMu  sync.Mutex
 	opening int // session-opening requests being served (see openSession)
 }
 
-// New builds the MCP server: every tool in reg is listed (by name, with
-// idempotentHint and readOnlyHint from its record), and every tools/call,
-// for a listed tool or not, goes through d.
+// New builds the MCP server: every tool in reg that is not hidden is listed
+// (by its wire name, with its manifest name in _meta["toolhost/name"] and
+// idempotentHint and readOnlyHint from its record), and every tools/call of
+// a listed tool, by either name, goes through d.
 func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
@@ -105,16 +111,19 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	return s
 }
 
-// SetTools makes the listed tools those of reg: tools gone are removed,
-// new or changed ones (re)added. Each change sends MCP clients
-// notifications/tools/list_changed. Calls are unaffected: they always go
-// through the dispatcher, which has its own view of the registry.
+// SetTools makes the listed tools those of reg that are not hidden: tools
+// gone are removed, new or changed ones (re)added. Each change sends MCP
+// clients notifications/tools/list_changed. Calls resolve names (wire or
+// manifest) against reg from now on, then go through the dispatcher, which
+// has its own view of the registry.
 func (s *Server) SetTools(reg *registry.Registry) {
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
 	next := make(map[string]*registry.Tool, len(reg.List()))
 	for _, t := range reg.List() {
-		next[t.Name] = t
+		if !t.Hidden {
+			next[t.WireName] = t
+		}
 	}
 	var gone []string
 	for name := range s.listed {
@@ -126,11 +135,24 @@ func (s *Server) SetTools(reg *registry.Registry) {
 		s.mcp.RemoveTools(gone...)
 	}
 	for _, t := range reg.List() {
-		if s.listed[t.Name] != t {
+		if !t.Hidden && s.listed[t.WireName] != t {
 			s.mcp.AddTool(mcpTool(t), s.callTool)
 		}
 	}
 	s.listed = next
+	s.reg = reg
+}
+
+// lookup resolves a name a client sent, wire or manifest form, to a tool
+// it may call: listed, not hidden.
+func (s *Server) lookup(name string) (*registry.Tool, bool) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	t, ok := s.reg.Resolve(name)
+	if !ok || t.Hidden {
+		return nil, false
+	}
+	return t, true
 }
 
 func mcpTool(t *registry.Tool) *mcp.Tool {
@@ -140,8 +162,9 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 		Meta: mcp.Meta{
 			MetaToolTimeoutMS: t.Timeout.Milliseconds(),
 			MetaToolModule:    t.Module,
+			MetaToolName:      t.Name,
 		},
-		Name:        t.Name,
+		Name:        wireName(t),
 		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: json.RawMessage(t.InputSchema),
@@ -155,6 +178,15 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 		tool.OutputSchema = json.RawMessage(t.OutputSchema)
 	}
 	return tool
+}
+
+// wireName is t's listed name; records built outside registry.New (as
+// CheckTool may get) have none yet.
+func wireName(t *registry.Tool) string {
+	if t.WireName == "" {
+		return registry.SafeName(t.Name)
+	}
+	return t.WireName
 }
 
 // MCP returns the underlying SDK server, to connect other transports.

@@ -183,9 +183,12 @@ func TestListTools(t *testing.T) {
 		byName := map[string]*mcp.Tool{}
 		for _, tl := range res.Tools {
 			names = append(names, tl.Name)
-			byName[tl.Name] = tl
+			// Listed by wire name; the manifest name, the tool's identity,
+			// rides in _meta.
+			manifest, _ := tl.Meta[transport.MetaToolName].(string)
+			byName[manifest] = tl
 		}
-		want := []string{"block.ctx", "block.wait", "fail.internal", "fail.plain", "fail.schema", "fail.transient", "list.numbers", "text.count"}
+		want := []string{"block_ctx", "block_wait", "fail_internal", "fail_plain", "fail_schema", "fail_transient", "list_numbers", "text_count"}
 		if !slices.Equal(names, want) {
 			t.Fatalf("tools/list = %v, want %v", names, want)
 		}

@@ -32,7 +32,8 @@ func newCallCmd() *cobra.Command {
 and the exit code is 0. On failure the error envelope
 {"kind","message","attempts","jsonrpc_code"} is printed as one JSON object on
 stderr and the exit code is 1.`,
-		Example: `  toolhost call text.count '{"text":"a b c"}'
+		Example: `  toolhost call text_count '{"text":"a b c"}'
+  toolhost call text.count '{"text":"a b c"}'    # the manifest name works too
   echo '{"expr":"2^10"}' | toolhost call math.eval -
   toolhost call --timeout 2s --idempotency-key order-42 hash.sha256 '{"text":"x"}'`,
 		Args: cobra.RangeArgs(1, 2),

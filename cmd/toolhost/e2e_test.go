@@ -56,13 +56,14 @@ func TestE2EHTTP(t *testing.T) {
 		if !slices.IsSorted(names) {
 			t.Fatalf("tools/list is not in a deterministic (sorted) order: %v", names)
 		}
-		for _, want := range []string{"text.count", "math.eval", "sleep", "wat.echo"} {
+		// Listed by client-safe wire name (docs: names on the wire).
+		for _, want := range []string{"text_count", "math_eval", "sleep", "wat_echo"} {
 			if !slices.Contains(names, want) {
 				t.Fatalf("%s missing from %v", want, names)
 			}
 		}
 		for _, tool := range res.Tools {
-			if tool.Name == "text.count" && (tool.Annotations == nil || !tool.Annotations.IdempotentHint || !tool.Annotations.ReadOnlyHint) {
+			if tool.Name == "text_count" && (tool.Annotations == nil || !tool.Annotations.IdempotentHint || !tool.Annotations.ReadOnlyHint) {
 				t.Fatalf("text.count annotations %+v, want idempotent and read-only hints", tool.Annotations)
 			}
 			if tool.Name == "sleep" && (tool.Annotations.IdempotentHint || tool.Annotations.ReadOnlyHint) {

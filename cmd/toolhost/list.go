@@ -12,7 +12,11 @@ import (
 
 // listedTool is one row of `toolhost list --json`.
 type listedTool struct {
-	Name        string `json:"name"`
+	// Name is the name clients call the tool by (its wire name).
+	Name string `json:"name"`
+	// Manifest is the manifest name, the tool's identity (config, audit,
+	// events); toolhost call takes either.
+	Manifest    string `json:"manifest_name,omitempty"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Idempotent  bool   `json:"idempotent"`
@@ -27,6 +31,9 @@ func newListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the tools of a running server",
+		Long: `list prints the tools of a running server: NAME is what MCP clients see
+and call (text_count), MANIFEST NAME the tool's own name (text.count), which
+the config, the audit log and events use; toolhost call takes either.`,
 		Example: `  toolhost list
   toolhost list --json | jq '.[].name'`,
 		Args: cobra.NoArgs,
@@ -41,7 +48,8 @@ func newListCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				row := listedTool{Name: t.Name, Title: t.Title, Description: t.Description,
+				manifest, _ := t.Meta[transport.MetaToolName].(string)
+				row := listedTool{Name: t.Name, Manifest: manifest, Title: t.Title, Description: t.Description,
 					TimeoutMS: t.Meta[transport.MetaToolTimeoutMS], Module: t.Meta[transport.MetaToolModule]}
 				if t.Annotations != nil {
 					row.Idempotent, row.ReadOnly = t.Annotations.IdempotentHint, t.Annotations.ReadOnlyHint
@@ -57,13 +65,17 @@ func newListCmd() *cobra.Command {
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tMODULE\tTITLE")
+			fmt.Fprintln(tw, "NAME\tMANIFEST NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tMODULE\tTITLE")
 			for _, r := range rows {
 				timeout := "-"
 				if r.TimeoutMS != nil {
 					timeout = fmt.Sprintf("%vms", r.TimeoutMS)
 				}
-				fmt.Fprintf(tw, "%s\t%v\t%v\t%s\t%s\t%s\n", r.Name, r.Idempotent, r.ReadOnly, timeout, moduleID(r.Module), r.Title)
+				manifest := r.Manifest
+				if manifest == "" {
+					manifest = "-" // a server that is not toolhost
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\n", r.Name, manifest, r.Idempotent, r.ReadOnly, timeout, moduleID(r.Module), r.Title)
 			}
 			return tw.Flush()
 		},

@@ -2,11 +2,16 @@ package main
 
 import (
 	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
 
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // operator is what --config gives every command that runs tools (serve,
@@ -40,6 +45,28 @@ func newOperator(path string, bus *events.Bus) (*operator, error) {
 func (o *operator) hostConfig(cacheDir string, logger *slog.Logger) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
 		Egress: host.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}}
+}
+
+// loaderOptions are the operator's word on the tools for the loader: the
+// per-tool overrides and views, the module prefixes, and whether wire names
+// stay exact (serve --tool-names=exact).
+func (o *operator) loaderOptions(exactNames bool) loader.Options {
+	return loader.Options{Overrides: o.conf.Overrides(), Prefixes: o.conf.Prefixes(), ExactNames: exactNames}
+}
+
+// warnUnusedPrefixes warns about [modules."M.wasm"] prefixes for files the
+// plugins folder does not have (a typo, or a renamed file): they would
+// silently change nothing.
+func (o *operator) warnUnusedPrefixes(reg *registry.Registry, logger *slog.Logger) {
+	loaded := map[string]bool{}
+	for _, t := range reg.List() {
+		loaded[filepath.Base(t.Module.Path)] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.conf.Prefixes())) {
+		if !loaded[name] {
+			logger.Warn("config gives a prefix to a module the plugins folder does not have", "module", name)
+		}
+	}
 }
 
 // Close stops the governor.

@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/plan"
+	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -269,7 +270,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, loader.Options{Overrides: op.conf.Overrides()})
+	loaded, err := loader.Load(ctx, rt, plugins, op.loaderOptions(false))
 	if err != nil {
 		return err
 	}
@@ -277,13 +278,29 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 		fmt.Fprintf(stderr, "toolhost: skip %s: %s\n", le.Path, le.Reason)
 	}
 	bus := events.NewBus(nil)
-	cfg.Dispatcher = dispatcher.New(loaded.Registry, op.conf.Dispatcher(dispatcher.Config{Events: bus, Governor: op.gov}))
+	d := dispatcher.New(loaded.Registry, op.conf.Dispatcher(dispatcher.Config{Events: bus, Governor: op.gov}))
+	cfg.Dispatcher = byEitherName{d: d, reg: loaded.Registry}
 	cfg.Bus = bus
 	cfg.Reusable = func(name string) bool {
-		t, ok := loaded.Registry.Lookup(name)
+		t, ok := loaded.Registry.Resolve(name)
 		return ok && (t.Idempotent || t.ReadOnly)
 	}
 	return nil
+}
+
+// byEitherName lets a local plan's steps name tools as a server's clients
+// do, by wire or manifest name; the dispatcher gets the manifest name, the
+// identity its events and idempotency scopes use.
+type byEitherName struct {
+	d   *dispatcher.Dispatcher
+	reg *registry.Registry
+}
+
+func (b byEitherName) Call(ctx context.Context, c dispatcher.Call) (json.RawMessage, error) {
+	if t, ok := b.reg.Resolve(c.Tool); ok {
+		c.Tool = t.Name
+	}
+	return b.d.Call(ctx, c)
 }
 
 // remote runs steps through a server: each step is a tools/call carrying
@@ -298,7 +315,12 @@ func remote(ctx context.Context, url string, cfg *plan.Config) (*mcp.ClientSessi
 		if err != nil {
 			return cs, fmt.Errorf("listing the tools of %s: %w", url, err)
 		}
-		reusable[t.Name] = t.Annotations != nil && (t.Annotations.IdempotentHint || t.Annotations.ReadOnlyHint)
+		ok := t.Annotations != nil && (t.Annotations.IdempotentHint || t.Annotations.ReadOnlyHint)
+		reusable[t.Name] = ok
+		// A step may name the tool by its manifest name as well.
+		if manifest, _ := t.Meta[transport.MetaToolName].(string); manifest != "" {
+			reusable[manifest] = ok
+		}
 	}
 	cfg.Dispatcher = mcpDispatcher{cs}
 	cfg.Reusable = func(name string) bool { return reusable[name] }

@@ -250,13 +250,18 @@ func TestServePlannersFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, tl := range tools.Tools {
-		if tl.Name == transport.PlanToolName {
+		if tl.Name == transport.PlanWireName {
+			found = true
 			b, _ := json.Marshal(tl.InputSchema)
 			if !strings.Contains(string(b), `"`+name+`"`) {
 				t.Fatalf("toolhost.plan's planner enum does not offer %s: %s", name, b)
 			}
 		}
+	}
+	if !found {
+		t.Fatalf("%s is not listed", transport.PlanWireName)
 	}
 	res := callTool(t, cs, transport.PlanToolName, map[string]any{"goal": "one two three", "planner": name}, nil)
 	var session plan.SessionResult

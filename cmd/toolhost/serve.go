@@ -42,6 +42,7 @@ type serveFlags struct {
 	sessionTimeout time.Duration
 	planTool       bool
 	planners       string
+	toolNames      string
 }
 
 func newServeCmd() *cobra.Command {
@@ -80,6 +81,7 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
+	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	return cmd
 }
 
@@ -95,6 +97,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
 	}
+	if f.toolNames != "safe" && f.toolNames != "exact" {
+		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
+	}
 	bus := events.NewBus(logger)
 	op, err := newOperator(f.config, bus)
 	if err != nil {
@@ -107,7 +112,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	live, err := loader.Open(ctx, rt, f.plugins, loader.Options{Progress: cmd.ErrOrStderr(), Overrides: cfg.Overrides(), Check: transport.CheckTool}, logger)
+	lopts := op.loaderOptions(f.toolNames == "exact")
+	lopts.Progress, lopts.Check = cmd.ErrOrStderr(), transport.CheckTool
+	live, err := loader.Open(ctx, rt, f.plugins, lopts, logger)
 	if err != nil {
 		return err
 	}
@@ -119,6 +126,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	warnUnusedGrants(cfg, live, logger)
+	op.warnUnusedPrefixes(live.Registry(), logger)
 	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
@@ -128,7 +136,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
-		Plans: plans,
+		Plans: plans, ExactNames: f.toolNames == "exact",
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
