@@ -42,6 +42,12 @@ type serveFlags struct {
 	sessionTimeout time.Duration
 	planTool       bool
 	planners       string
+
+	allowOrigins      []string
+	readTimeout       time.Duration
+	idleTimeout       time.Duration
+	maxConns          int
+	maxSessionsCaller int
 }
 
 func newServeCmd() *cobra.Command {
@@ -73,13 +79,14 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
 	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log (off: they may hold secrets)")
-	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body, in bytes")
+	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body (or stdio line), in bytes")
 	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
 	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
+	addEdgeFlags(cmd, &f)
 	return cmd
 }
 
@@ -95,7 +102,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
 	}
-	bus := events.NewBus(logger)
+	bus := events.NewBus(busLogger(logger, f.auditArgs))
 	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
@@ -128,7 +135,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
-		Plans: plans,
+		Plans: plans, MaxSessionsPerCaller: f.maxSessionsCaller,
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
@@ -194,11 +201,10 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	ln, err := net.Listen("tcp", f.addr)
+	ln, hs, err := edgeServer(mux, f)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", f.addr, err)
+		return err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
