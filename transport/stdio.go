@@ -204,10 +204,10 @@ func decodeLine(line []byte) (jsonrpc.Message, *lineError) {
 	return msg, nil
 }
 
-// checkID accepts what the SDK can echo exactly: a string or an integer
-// that fits in 64 bits. A fraction or a larger number would come back
-// changed (1.5 as 1), so two requests could share one answer. The raw id is
-// returned whenever it can be echoed in an error.
+// checkID accepts what the SDK echoes exactly: a string, or an integer
+// within ±2^53. The SDK holds numeric ids as float64, so 1.5 would come
+// back as 1 and 2^53+1 as 2^53: two requests could share one answer. The
+// raw id is returned whenever it can be echoed in an error.
 func checkID(raw json.RawMessage) (json.RawMessage, string) {
 	raw = bytes.TrimSpace(raw)
 	if raw == nil {
@@ -219,13 +219,17 @@ func checkID(raw json.RawMessage) (json.RawMessage, string) {
 	case 'n':
 		return nil, `"id" must not be null`
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
-			return nil, `"id" must be a string or an integer that fits in 64 bits`
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > maxExactID || n < -maxExactID || string(raw) == "-0" {
+			return nil, `"id" must be a string or an integer within ±2^53 (what a JSON number carries exactly)`
 		}
 		return raw, ""
 	}
 	return nil, `"id" must be a string or an integer`
 }
+
+// maxExactID is the largest integer every JSON reader holds exactly.
+const maxExactID = 1 << 53
 
 // refuse answers a malformed line. A write error is left for the next
 // Write to report: the connection is as good or as broken as before.

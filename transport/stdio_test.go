@@ -27,6 +27,9 @@ var malformedLines = []struct {
 	{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600, "null"},
 	{"fraction id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, -32600, "null"},
 	{"id beyond 64 bits", `{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, -32600, "null"},
+	{"id beyond 2^53", `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, -32600, "null"},
+	{"id -0", `{"jsonrpc":"2.0","id":-0,"method":"ping"}`, -32600, "null"},
+	{"id in exponent form", `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, -32600, "null"},
 	{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, -32600, "null"},
 	{"number", `42`, -32600, "null"},
 	{"string", `"ping"`, -32600, "null"},
@@ -129,6 +132,14 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		p.send(t, "")
 		p.send(t, "  \r")
 		p.pingAnswered(t, "after-blank")
+	})
+	t.Run("ids at the edges are echoed exactly", func(t *testing.T) {
+		for _, id := range []string{"9007199254740992", "-9007199254740992", "0", `""`, `"\u00e9"`} {
+			p.send(t, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+			if a := p.recv(t); string(a.ID) != id && !(id == `"\u00e9"` && string(a.ID) == `"é"`) || a.Error != nil {
+				t.Fatalf("id %s: got %s %+v", id, a.ID, a.Error)
+			}
+		}
 	})
 	t.Run("CRLF line endings", func(t *testing.T) {
 		p.send(t, `{"jsonrpc":"2.0","id":"crlf","method":"ping"}`+"\r")
