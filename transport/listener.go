@@ -84,3 +84,12 @@ func (c *limitConn) Close() error {
 	c.once.Do(c.release)
 	return c.Conn.Close()
 }
+
+// CloseWrite keeps net/http's half-close (which lets a client read an
+// error answer before the connection goes) working through the wrapper.
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
