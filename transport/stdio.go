@@ -74,63 +74,58 @@ type readResult struct {
 func (c *lineConn) readLoop(r *bufio.Reader, max int) {
 	for {
 		line, tooLong, err := readLine(r, max)
-		var res readResult
-		switch {
-		case tooLong:
-			c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message is longer than this server's limit of %d bytes; it was skipped", max))
-		case len(bytes.TrimSpace(line)) > 0:
-			msg, bad := decodeLine(line)
-			if bad != nil {
-				c.refuse(bad.id, bad.code, bad.message)
-			} else {
-				res.msg = msg
-			}
+		if msg := c.accept(line, tooLong, max); msg != nil && !c.deliver(readResult{msg: msg}) {
+			return
 		}
-		if res.msg == nil && err != nil {
-			res.err = err // io.EOF at the end of input
-		}
-		if res.msg != nil || res.err != nil {
-			select {
-			case c.incoming <- res:
-			case <-c.closed:
-				return
-			}
-		}
-		if err != nil {
-			if res.msg != nil { // a last line without a newline, then EOF
-				select {
-				case c.incoming <- readResult{err: err}:
-				case <-c.closed:
-				}
-			}
+		if err != nil { // io.EOF at the end of input
+			c.deliver(readResult{err: err})
 			return
 		}
 	}
 }
 
+// accept returns the message a line holds, or answers the line itself
+// when it holds none (blank lines are skipped without a word).
+func (c *lineConn) accept(line []byte, tooLong bool, max int) jsonrpc.Message {
+	if tooLong {
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("message is longer than this server's limit of %d bytes; it was skipped", max))
+		return nil
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	msg, bad := decodeLine(line)
+	if bad != nil {
+		c.refuse(bad.id, bad.code, bad.message)
+	}
+	return msg
+}
+
+// deliver hands r to Read; false when the connection closed first.
+func (c *lineConn) deliver(r readResult) bool {
+	select {
+	case c.incoming <- r:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
 // readLine reads up to the next newline. A line over max bytes is read to
-// its end and dropped (tooLong), so memory stays bounded and the next line
-// starts where the client meant it to.
+// its end and dropped (tooLong, line nil), so memory stays bounded and the
+// next line starts where the client meant it to.
 func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if !tooLong && len(line)+len(chunk) > max+2 { // room for "\r\n"
+			tooLong, line = true, nil
+		}
 		if !tooLong {
-			if len(line)+len(chunk) > max+2 { // room for "\r\n"
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
+			line = append(line, chunk...)
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, tooLong, err
 		}
-		if tooLong && err == nil {
-			return nil, true, nil
-		}
-		if tooLong {
-			return nil, true, err
-		}
-		return line, false, err
 	}
 }
 

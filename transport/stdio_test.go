@@ -172,3 +172,41 @@ func TestStdioOverlongLineResynchronises(t *testing.T) {
 		t.Fatalf("got %+v", a)
 	}
 }
+
+func TestStdioLastLineWithoutNewlineThenEOF(t *testing.T) {
+	in := io.NopCloser(strings.NewReader("\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	conn, err := (&transport.StdioTransport{In: in, Out: io.Discard}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if msg, err := conn.Read(t.Context()); err != nil || msg == nil {
+		t.Fatalf("the last line: %v %v", msg, err)
+	}
+	if _, err := conn.Read(t.Context()); err != io.EOF {
+		t.Fatalf("after the last line: %v; want io.EOF", err)
+	}
+}
+
+func TestStdioCloseUnblocksRead(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	conn, err := (&transport.StdioTransport{In: inR, Out: io.Discard}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(t.Context())
+		read <- err
+	}()
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err == nil {
+		t.Fatal("Read returned a message after Close")
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatalf("a second Close: %v", err)
+	}
+}
