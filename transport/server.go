@@ -45,7 +45,8 @@ type Options struct {
 	// concurrent MCP sessions over HTTP, so that one client cannot take
 	// every slot (new sessions get HTTP 429 beyond it); 0 means no cap.
 	MaxSessionsPerCaller int
-	// MaxBodyBytes caps an HTTP request body; 0 means the SDK's default.
+	// MaxBodyBytes caps an HTTP request body, and a line on stdio; 0 means
+	// the SDK's default (on stdio, DefaultMaxLineBytes).
 	MaxBodyBytes int64
 	// SessionTimeout closes HTTP sessions idle this long (so abandoned
 	// sessions do not hold MaxSessions slots); 0 means never.
