@@ -166,7 +166,8 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // HTTPHandler returns the Streamable HTTP handler to mount at /mcp. The
 // SDK's DNS-rebinding protection for localhost stays on. Wrap it with
-// Tokens.Require to demand bearer tokens.
+// Tokens.Require to demand bearer tokens, and the mux it is mounted on with
+// Origins.Guard to refuse foreign origins and hosts on every endpoint.
 func (s *Server) HTTPHandler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
