@@ -152,19 +152,22 @@ type wireMessage struct {
 // cannot be one.
 func decodeLine(line []byte) (jsonrpc.Message, *lineError) {
 	line = bytes.TrimSpace(line)
-	if !json.Valid(line) {
-		return nil, &lineError{code: jsonrpc.CodeParseError, message: "parse error: the line is not valid JSON"}
+	parseError := &lineError{code: jsonrpc.CodeParseError, message: "parse error: the line is not valid JSON"}
+	if line[0] != '{' {
+		switch {
+		case !json.Valid(line):
+			return nil, parseError
+		case line[0] == '[':
+			return nil, &lineError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per line"}
+		default:
+			return nil, &lineError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a JSON-RPC message is a JSON object"}
+		}
 	}
-	switch line[0] {
-	case '{':
-	case '[':
-		return nil, &lineError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per line"}
-	default:
-		return nil, &lineError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: a JSON-RPC message is a JSON object"}
-	}
+	// One pass checks the syntax and splits the members (a large message
+	// is scanned as few times as possible before the SDK decodes it).
 	var env wireMessage
 	if err := json.Unmarshal(line, &env); err != nil {
-		return nil, &lineError{code: jsonrpc.CodeInvalidRequest, message: "invalid request: " + err.Error()}
+		return nil, parseError // every member is raw: only syntax can fail
 	}
 	id, idErr := checkID(env.ID)
 	invalid := func(why string) *lineError {
