@@ -88,6 +88,10 @@ func (t *Tokens) Identity(token string) (string, bool) {
 // Require wraps h so that every request must carry "Authorization: Bearer
 // <token>" with a known token; the caller's identity reaches MCP handlers
 // as the token info's UserID. A nil *Tokens requires nothing.
+//
+// A refusal is 401 with "WWW-Authenticate: Bearer" (RFC 6750), adding
+// error="invalid_token" when a token was sent and is not known, so that
+// clients can tell "send a token" from "this token is wrong".
 func (t *Tokens) Require(h http.Handler) http.Handler {
 	if t == nil {
 		return h
@@ -99,5 +103,31 @@ func (t *Tokens) Require(h http.Handler) http.Handler {
 		}
 		return &auth.TokenInfo{UserID: id}, nil
 	}
-	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	// The SDK's middleware puts the identity where MCP handlers find it;
+	// the refusals are answered here first, with the headers it leaves out.
+	withIdentity := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, sent := bearerToken(r)
+		if !sent {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost"`)
+			writeRPCError(w, http.StatusUnauthorized, -32600, "unauthorized: send Authorization: Bearer <token> (toolhost call reads $TOOLHOST_TOKEN)")
+			return
+		}
+		if _, ok := t.Identity(token); !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost", error="invalid_token", error_description="the token is not known to this server"`)
+			writeRPCError(w, http.StatusUnauthorized, -32600, "unauthorized: the bearer token is not known to this server")
+			return
+		}
+		withIdentity.ServeHTTP(w, r)
+	})
+}
+
+// bearerToken is the token of an "Authorization: Bearer <token>" header.
+// sent is false when there is no such header, or it is not of that form.
+func bearerToken(r *http.Request) (token string, sent bool) {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") {
+		return "", false
+	}
+	return fields[1], true
 }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"os"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,9 +18,11 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 }
 
 // ServeStdio speaks MCP on stdin and stdout until the client disconnects
-// or ctx ends.
+// or ctx ends. Malformed lines are answered and skipped (StdioTransport);
+// one line is at most Options.MaxBodyBytes.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.mcp.Run(ctx, countingTransport{Transport: &mcp.StdioTransport{}, f: &s.inflight})
+	t := &StdioTransport{In: os.Stdin, Out: os.Stdout, MaxLineBytes: int(s.opts.MaxBodyBytes)}
+	return s.mcp.Run(ctx, countingTransport{Transport: t, f: &s.inflight})
 }
 
 type countingTransport struct {

@@ -41,7 +41,12 @@ type Options struct {
 	// MaxSessions caps concurrent MCP sessions over HTTP (new sessions get
 	// HTTP 503 beyond it); 0 means no cap.
 	MaxSessions int
-	// MaxBodyBytes caps an HTTP request body; 0 means the SDK's default.
+	// MaxSessionsPerCaller caps one caller's (one token identity's)
+	// concurrent MCP sessions over HTTP, so that one client cannot take
+	// every slot (new sessions get HTTP 429 beyond it); 0 means no cap.
+	MaxSessionsPerCaller int
+	// MaxBodyBytes caps an HTTP request body, and a line on stdio; 0 means
+	// the SDK's default (on stdio, DefaultMaxLineBytes).
 	MaxBodyBytes int64
 	// SessionTimeout closes HTTP sessions idle this long (so abandoned
 	// sessions do not hold MaxSessions slots); 0 means never.
@@ -69,8 +74,7 @@ type Server struct {
 	reg     *registry.Registry        // the registry of the last SetTools
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
 
-	sessMu  sync.Mutex
-	opening int // session-opening requests being served (see openSession)
+	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 }
 
 // New builds the MCP server: every tool in reg that is not hidden is listed
@@ -194,21 +198,23 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 
 // HTTPHandler returns the Streamable HTTP handler to mount at /mcp. The
 // SDK's DNS-rebinding protection for localhost stays on. Wrap it with
-// Tokens.Require to demand bearer tokens.
+// Tokens.Require to demand bearer tokens, and the mux it is mounted on with
+// Origins.Guard to refuse foreign origins and hosts on every endpoint.
 func (s *Server) HTTPHandler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      s.opts.SessionTimeout,
 	})
-	return s.inflight.wrap(s.limitSessions(h))
+	return s.inflight.wrap(rpcErrorBodies(s.limitSessions(h)))
 }
 
 // limitSessions answers a request that would open one session too many
-// with HTTP 503 and a JSON-RPC error saying so. A request without an
-// Mcp-Session-Id header is an initialize: it opens a session.
+// with HTTP 503 (429 when it is one too many for its caller) and a
+// JSON-RPC error saying so. A request without an Mcp-Session-Id header is
+// an initialize: it opens a session.
 func (s *Server) limitSessions(h http.Handler) http.Handler {
-	if s.opts.MaxSessions <= 0 {
+	if s.opts.MaxSessions <= 0 && s.opts.MaxSessionsPerCaller <= 0 {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -216,19 +222,18 @@ func (s *Server) limitSessions(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		n, ok := s.openSession()
-		if !ok {
-			w.Header().Set("Content-Type", "application/json")
+		caller := httpCaller(r)
+		if status, why := s.openSession(caller); status != 0 {
 			w.Header().Set("Retry-After", "5")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"this server already has %d MCP sessions, its limit; close one or try later"}}`, n)
+			writeRPCError(w, status, -32603, why)
 			return
 		}
 		// The request stops counting as opening once its answer starts:
 		// by then its session is initialized (and counted as such) or it
 		// failed. Later would count one session twice while the client
 		// already has its answer.
-		ow := &openingWriter{ResponseWriter: w, done: s.opened}
+		ow := &openingWriter{ResponseWriter: w}
+		ow.done = func() { s.opened(caller, ow.Header().Get("Mcp-Session-Id")) }
 		defer ow.finish()
 		h.ServeHTTP(ow, r)
 	})
@@ -264,33 +269,6 @@ func (w *openingWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the real writer.
 func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// openSession admits a request that opens a session, counting it until
-// opened is called, so that concurrent initializes cannot pass the cap
-// together. Only initialized sessions count besides: the SDK opens a
-// session for any POST without a session id, before reading its body, and
-// closes it in the background when the body turns out bad.
-func (s *Server) openSession() (int, bool) {
-	s.sessMu.Lock()
-	defer s.sessMu.Unlock()
-	n := s.opening
-	for ss := range s.mcp.Sessions() {
-		if ss.InitializeParams() != nil {
-			n++
-		}
-	}
-	if n >= s.opts.MaxSessions {
-		return n, false
-	}
-	s.opening++
-	return n, true
-}
-
-func (s *Server) opened() {
-	s.sessMu.Lock()
-	s.opening--
-	s.sessMu.Unlock()
-}
 
 // warnOnly drops records below Warn.
 type warnOnly struct{ slog.Handler }

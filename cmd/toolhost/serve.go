@@ -43,6 +43,12 @@ type serveFlags struct {
 	planTool       bool
 	planners       string
 	toolNames      string
+
+	allowOrigins      []string
+	readTimeout       time.Duration
+	idleTimeout       time.Duration
+	maxConns          int
+	maxSessionsCaller int
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,7 +80,7 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
 	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log (off: they may hold secrets)")
-	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body, in bytes")
+	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body (or stdio line), in bytes")
 	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
 	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
@@ -82,6 +88,7 @@ to --grace.`,
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
+	addEdgeFlags(cmd, &f)
 	return cmd
 }
 
@@ -100,7 +107,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
-	bus := events.NewBus(logger)
+	bus := events.NewBus(busLogger(logger, f.auditArgs))
 	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
@@ -136,7 +143,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
-		Plans: plans, ExactNames: f.toolNames == "exact",
+		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
@@ -202,11 +209,10 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	ln, err := net.Listen("tcp", f.addr)
+	ln, hs, err := edgeServer(mux, f)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", f.addr, err)
+		return err
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

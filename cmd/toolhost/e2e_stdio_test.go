@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestE2EStdioMalformedInput feeds `serve --stdio` every kind of line that
+// used to end the process (exit 2) and wants, for each, the JSON-RPC error
+// the spec names and then a valid request answered. Only EOF ends it.
+func TestE2EStdioMalformedInput(t *testing.T) {
+	cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", pluginsDir(t), "--max-body", "4096")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	send := func(line string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v\n%s", line, err, stderr.String())
+		}
+	}
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	recv := func() answer {
+		t.Helper()
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v; the server ended:\n%s", err, stderr.String())
+		}
+		var a answer
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		return a
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`)
+	if a := recv(); a.Error != nil {
+		t.Fatalf("initialize: %+v", a)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	cases := []struct {
+		line string
+		code int
+		id   string
+	}{
+		{`not json at all`, -32700, "null"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/li`, -32700, "null"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, -32600, "7"},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":2.5,"method":"ping"}`, -32600, "null"},
+		{`42`, -32600, "null"},
+		{`[]`, -32600, "null"},
+		{`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`, -32600, "null"},
+		{`{"jsonrpc":"2.0","id":"long","method":"ping","params":{"pad":"` + strings.Repeat("x", 10000) + `"}}`, -32600, "null"},
+	}
+	for i, tc := range cases {
+		send(tc.line)
+		if a := recv(); a.Error == nil || a.Error.Code != tc.code || string(a.ID) != tc.id {
+			t.Errorf("%.60s: got id %s, error %+v; want code %d, id %s", tc.line, a.ID, a.Error, tc.code, tc.id)
+		}
+		id := `"after-` + string(rune('a'+i)) + `"`
+		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still here"}}}`)
+		if a := recv(); string(a.ID) != id || a.Error != nil || !strings.Contains(string(a.Result), "still here") {
+			t.Fatalf("after %.60s: got %s %s %+v", tc.line, a.ID, a.Result, a.Error)
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("at EOF: %v\n%s", err, stderr.String())
+	}
+}

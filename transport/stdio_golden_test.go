@@ -1,0 +1,71 @@
+package transport_test
+
+import (
+	"bufio"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateStdio = flag.Bool("update-stdio", false, "rewrite transport/testdata/stdio/*.golden from the server's answers")
+
+// TestStdioGolden replays each golden file's requests ("> " lines) and
+// compares the answers ("< " lines) byte for byte: the error codes, ids
+// and messages clients see for malformed stdio input.
+func TestStdioGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/stdio/*.golden")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := servePipes(t, 0)
+			var out []string
+			var want []string
+			sc := bufio.NewScanner(strings.NewReader(string(b)))
+			for sc.Scan() {
+				line := sc.Text()
+				switch {
+				case strings.HasPrefix(line, "> "):
+					out = append(out, line)
+					p.send(t, strings.TrimPrefix(line, "> "))
+					got, err := p.out.ReadString('\n')
+					if err != nil {
+						t.Fatalf("after %q: %v", line, err)
+					}
+					out = append(out, "< "+strings.TrimSuffix(got, "\n"))
+				case strings.HasPrefix(line, "< "):
+					want = append(want, line)
+				default:
+					out = append(out, line)
+				}
+			}
+			if *updateStdio {
+				if err := os.WriteFile(file, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var got []string
+			for _, l := range out {
+				if strings.HasPrefix(l, "< ") {
+					got = append(got, l)
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d answers, golden file has %d (run with -update-stdio after checking the change)", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("answer %d:\n got %s\nwant %s", i+1, got[i], want[i])
+				}
+			}
+		})
+	}
+}
