@@ -42,6 +42,14 @@ type serveFlags struct {
 	sessionTimeout time.Duration
 	planTool       bool
 	planners       string
+
+	operators      []string
+	eventStreams   int
+	eventsPerID    int
+	idemKeys       int
+	idemKeysPerID  int
+	idemBytes      int64
+	idemBytesPerID int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -72,7 +80,7 @@ to --grace.`,
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "reload plugins when files in the folder change (--watch=false to turn off)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
-	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log (off: they may hold secrets)")
+	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log, and keep argument and result values in events (off: they may hold secrets)")
 	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body, in bytes")
 	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
@@ -80,6 +88,7 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
+	addBoundsFlags(cmd, &f)
 	return cmd
 }
 
@@ -95,7 +104,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
 	}
-	bus := events.NewBus(logger)
+	bus := events.New(events.Options{Logger: logger, Values: f.auditArgs})
 	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
@@ -119,7 +128,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	warnUnusedGrants(cfg, live, logger)
-	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
+	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
@@ -183,7 +192,7 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
-	mux.Handle("GET /events", tokens.Require(bus.Handler()))
+	mux.Handle("GET /events", tokens.Require(bus.Handler(eventStreamOptions(f))))
 	mux.Handle("/rpc", tokens.Require(gov.RPCHandler()))
 	mux.Handle("GET /metrics", tokens.Require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
