@@ -185,6 +185,11 @@ func TestE2EEventStreamLimits(t *testing.T) {
 	openEvents(t, srv.url, aliceToken, "?type=dispatch.")
 	resp, _ := openEvents(t, srv.url, aliceToken, "")
 	refused(resp, http.StatusTooManyRequests, "limit per identity")
+	// toolhost events relays which limit refused it.
+	_, errOut, code := srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + aliceToken}, "events")
+	if code == 0 || !strings.Contains(errOut, "429") || !strings.Contains(errOut, "limit per identity") {
+		t.Errorf("toolhost events over the limit: exit %d, stderr %q", code, errOut)
+	}
 	openEvents(t, srv.url, bobToken, "")
 	resp, _ = openEvents(t, srv.url, opsToken, "")
 	refused(resp, http.StatusTooManyRequests, "its limit")
