@@ -128,6 +128,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}
 	}
 	warnUnusedGrants(cfg, live, logger)
+	warnOperators(f, tokens, logger)
 	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {

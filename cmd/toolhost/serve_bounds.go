@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"slices"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // addBoundsFlags adds serve's flags for who sees which events and how much
@@ -39,6 +41,14 @@ func eventStreamOptions(f serveFlags) events.HandlerOptions {
 		Operator:              func(id string) bool { return slices.Contains(f.operators, id) },
 		MaxStreams:            f.eventStreams,
 		MaxStreamsPerIdentity: f.eventsPerID,
+	}
+}
+
+// warnOperators says when --operator cannot take effect: without tokens
+// every client already sees everything, and there is no identity to name.
+func warnOperators(f serveFlags, tokens *transport.Tokens, logger *slog.Logger) {
+	if len(f.operators) > 0 && tokens == nil {
+		logger.Warn("--operator has no effect without tokens: every /events client sees every call", "operators", f.operators)
 	}
 }
 
