@@ -51,7 +51,8 @@ const (
 // A client sees the events of its own identity's calls and the server's
 // (see HandlerOptions.Identity and Operator). A stream beyond the stream
 // limits is refused with 429 Too Many Requests, a filter beyond the prefix
-// limits with 400 Bad Request, each saying which limit.
+// limits with 400 Bad Request, each saying which limit. Each Handler
+// counts its own streams: serve one.
 func (b *Bus) Handler(opts HandlerOptions) http.Handler {
 	streams := newStreamLimits(orDefault(opts.MaxStreams, DefaultMaxStreams),
 		orDefault(opts.MaxStreamsPerIdentity, DefaultMaxStreamsPerIdentity))
