@@ -48,7 +48,7 @@ func (l *streamLimits) acquire(identity string) (release func(), err error) {
 
 func describeIdentity(identity string) string {
 	if identity == "" {
-		return "this (unauthenticated) server's client"
+		return "the anonymous client (this server has no tokens)"
 	}
 	return fmt.Sprintf("identity %q", identity)
 }
