@@ -73,7 +73,8 @@ type ToolPolicy struct {
 // Config configures a Dispatcher. The zero value is usable: every field
 // documents its default.
 type Config struct {
-	// Events receives dispatch.* and breaker.state events; nil means none.
+	// Events receives dispatch.* events (about the call's Caller) and
+	// breaker.state events (about the server); nil means none.
 	Events *events.Bus
 	// Retry is the retry policy; the zero value is the contract's.
 	Retry RetryPolicy
@@ -90,6 +91,11 @@ type Config struct {
 	// IdempotencyTTL is how long a completed outcome is replayed; 0 means
 	// 60 s. Used only when Idempotency is nil.
 	IdempotencyTTL time.Duration
+	// IdempotencyLimits bound the in-memory store's keys and bytes, in
+	// total and per caller (see idempotency.Limits for the defaults); a
+	// key over a bound is refused as rate_limited. Used only when
+	// Idempotency is nil.
+	IdempotencyLimits idempotency.Limits
 	// Breaker is the default breaker settings (see package breaker for
 	// each field's default).
 	Breaker breaker.Settings
@@ -123,7 +129,7 @@ func New(tools Tools, cfg Config) *Dispatcher {
 		d.rand = rand.Float64
 	}
 	if d.idem == nil {
-		d.idem = idempotency.NewMemory(cfg.IdempotencyTTL)
+		d.idem = idempotency.NewMemoryWith(idempotency.MemoryOptions{TTL: cfg.IdempotencyTTL, Limits: cfg.IdempotencyLimits})
 	}
 	perTool := func(tool string) int {
 		if n := cfg.Tools[tool].Concurrency; n > 0 {
@@ -202,7 +208,7 @@ func (d *Dispatcher) Refused(c Call, e *DispatchError) Outcome { return d.refuse
 // it.
 func (d *Dispatcher) refused(c Call, e *DispatchError) Outcome {
 	if d.events.Enabled() {
-		d.events.Publish(EventResult, ResultEvent{Tool: c.Tool, Key: c.IdempotencyKey, Kind: e.Kind, Attempts: e.Attempts})
+		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: c.Tool, Key: c.IdempotencyKey, Kind: e.Kind, Attempts: e.Attempts})
 	}
 	return failed(e)
 }

@@ -53,7 +53,7 @@ type DispatchError struct {
 	Attempts    int    `json:"attempts"`
 	JSONRPCCode int    `json:"jsonrpc_code"`
 	// RetryAfterMS is the guest's retry_after_ms on the last attempt, if
-	// it gave one.
+	// it gave one; for rate_limited, when room frees, if known.
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 
 	cause error

@@ -62,7 +62,7 @@ func (d *Dispatcher) emitAttempt(tool *registry.Tool, c Call, n int, actx contex
 		return
 	}
 	deadline, _ := actx.Deadline()
-	d.events.Publish(EventAttempt, AttemptEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n, Deadline: deadline})
+	d.events.PublishFor(c.Caller, EventAttempt, AttemptEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n, Deadline: deadline})
 }
 
 func (d *Dispatcher) emitRetry(tool *registry.Tool, c Call, n int, delay time.Duration, derr *DispatchError) {
@@ -74,21 +74,21 @@ func (d *Dispatcher) emitRetry(tool *registry.Tool, c Call, n int, delay time.Du
 	if c.OnRetry != nil {
 		c.OnRetry(e)
 	}
-	d.events.Publish(EventRetry, e)
+	d.events.PublishFor(c.Caller, EventRetry, e)
 }
 
 // finishOK and finish publish the execution's result event; finish returns
 // its error for a one-line return.
 func (d *Dispatcher) finishOK(tool *registry.Tool, c Call, start time.Time, attempts int) {
 	if d.events.Enabled() {
-		d.events.Publish(EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: true,
+		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: true,
 			Attempts: attempts, DurationMS: ms(time.Since(start))})
 	}
 }
 
 func (d *Dispatcher) finish(tool *registry.Tool, c Call, start time.Time, derr *DispatchError) *DispatchError {
 	if d.events.Enabled() {
-		d.events.Publish(EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, Kind: derr.Kind,
+		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, Kind: derr.Kind,
 			Attempts: derr.Attempts, DurationMS: ms(time.Since(start))})
 	}
 	return derr
@@ -102,7 +102,7 @@ func (d *Dispatcher) emitShared(tool *registry.Tool, c Call, o Outcome) {
 	if o.Err != nil {
 		e.Kind = o.Err.Kind
 	}
-	d.events.Publish(EventResult, e)
+	d.events.PublishFor(c.Caller, EventResult, e)
 }
 
 func (d *Dispatcher) breakerChanged(tool string, from, to breaker.State) {

@@ -21,8 +21,11 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 	if err != nil {
 		return d.refused(c, newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err))
 	}
-	claim, err := d.idem.Acquire(ctx, scopedKey(c.Caller, c.IdempotencyKey), fp)
+	claim, err := d.idem.Acquire(idempotency.WithCaller(ctx, c.Caller), scopedKey(c.Caller, c.IdempotencyKey), fp)
 	if err != nil {
+		if errors.Is(err, idempotency.ErrLimit) {
+			return d.refused(c, storeFull(err))
+		}
 		if errors.Is(err, idempotency.ErrConflict) {
 			// The store saw the scoped key; the caller should see its own.
 			return d.refused(c, newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey))
@@ -55,6 +58,19 @@ func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call
 		return
 	}
 	claim.Complete(idempotency.Outcome{Result: o.Result, Attempts: o.Attempts}, true)
+}
+
+// storeFull is the envelope for a key the store has no room for: the
+// caller is told which bound and when room frees, and may call again then
+// or without a key; it is never run without the deduplication it asked
+// for.
+func storeFull(err error) *DispatchError {
+	e := newError(KindRateLimited, 0, err, "%v; call again later, or without an idempotency key", err)
+	var lim *idempotency.LimitError
+	if errors.As(err, &lim) && lim.RetryAfter > 0 {
+		e.RetryAfterMS = lim.RetryAfter.Milliseconds() + 1
+	}
+	return e
 }
 
 // kept says whether an outcome of this kind is replayed to later callers:

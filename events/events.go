@@ -18,28 +18,65 @@ type Event struct {
 	Seq  uint64    `json:"seq"`
 	Time time.Time `json:"time"`
 	Type string    `json:"type"`
-	Data any       `json:"data"`
+	// Caller is the identity whose call the event is about; empty for
+	// events about the server itself (breaker.state, governor.state) and
+	// for calls of an unauthenticated server. A subscriber scoped to an
+	// identity sees only that identity's events and the server's.
+	Caller string `json:"caller,omitempty"`
+	Data   any    `json:"data"`
 }
 
-// Bus fans events out. The zero value is not usable; call NewBus. It is safe
-// for concurrent use. Publishing never blocks: a subscriber that falls
-// behind its buffer loses events, and its Dropped count says how many.
+// Redactor is implemented by payloads that can carry values a caller sent
+// or a tool returned (arguments, results). Unless the bus was created with
+// Options.Values, the bus publishes and logs Redacted() in their place:
+// such values may hold secrets.
+type Redactor interface {
+	// Redacted returns a copy without argument and result values. It
+	// must not modify the receiver.
+	Redacted() any
+}
+
+// Options configure a Bus. The zero value logs nothing and redacts values.
+type Options struct {
+	// Logger receives every event at Info; nil means no logging.
+	Logger *slog.Logger
+	// Values keeps argument and result values in events (payloads that
+	// implement Redactor are published as they are); false publishes
+	// their Redacted form, to subscribers and to the log alike.
+	Values bool
+}
+
+// Bus fans events out. The zero value is not usable; call New or NewBus. It
+// is safe for concurrent use. Publishing never blocks: a subscriber that
+// falls behind its buffer loses events, and its Dropped count says how
+// many.
+//
+// Publishing costs one channel send per subscriber that wants the event's
+// type, whatever the number of prefixes: the bus keeps, per event type it
+// has seen, the list of subscribers whose prefixes match it, and updates
+// those lists when a subscriber comes or goes (see index.go).
 type Bus struct {
 	logger *slog.Logger
+	values bool
 	seq    atomic.Uint64
 	nsubs  atomic.Int32
 
-	mu   sync.RWMutex
-	subs map[*Subscription]struct{}
+	mu  sync.Mutex
+	idx index
 
 	streamsDone chan struct{} // closed by CloseStreams
 	closeOnce   sync.Once
 }
 
+// New returns a bus configured by opts.
+func New(opts Options) *Bus {
+	return &Bus{logger: opts.Logger, values: opts.Values, idx: newIndex(), streamsDone: make(chan struct{})}
+}
+
 // NewBus returns a bus that also writes every event to logger at Info
-// (nil: no logging).
+// (nil: no logging), with values redacted (New(Options{Logger: logger})).
 func NewBus(logger *slog.Logger) *Bus {
-	return &Bus{logger: logger, subs: make(map[*Subscription]struct{}), streamsDone: make(chan struct{})}
+	return New(Options{Logger: logger})
 }
 
 // Enabled reports whether anyone would see an event. Publishers check it
@@ -51,22 +88,31 @@ func (b *Bus) Enabled() bool {
 	return b.nsubs.Load() > 0 || (b.logger != nil && b.logger.Enabled(context.Background(), slog.LevelInfo))
 }
 
-// Publish numbers an event of type typ and delivers it.
-func (b *Bus) Publish(typ string, data any) {
+// Publish numbers an event of type typ about the server (no caller) and
+// delivers it.
+func (b *Bus) Publish(typ string, data any) { b.PublishFor("", typ, data) }
+
+// PublishFor numbers an event of type typ about a call by caller and
+// delivers it: to the log, to unscoped subscribers, and to subscribers
+// scoped to caller.
+func (b *Bus) PublishFor(caller, typ string, data any) {
 	if !b.Enabled() {
 		return
 	}
+	if r, ok := data.(Redactor); ok && !b.values {
+		data = r.Redacted()
+	}
 	var e Event
 	if b.nsubs.Load() == 0 {
-		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Data: data}
+		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
 	} else {
-		// Numbering and delivery are one step under the write lock, so
-		// that concurrent publishers cannot reorder: every subscriber
-		// receives seqs in increasing order.
+		// Numbering and delivery are one step under the lock, so that
+		// concurrent publishers cannot reorder: every subscriber receives
+		// seqs in increasing order.
 		b.mu.Lock()
-		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Data: data}
-		for s := range b.subs {
-			if s.match(typ) {
+		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
+		for _, s := range b.idx.subscribers(typ) {
+			if s.sees(caller) {
 				select {
 				case s.ch <- e:
 				default:
@@ -77,73 +123,20 @@ func (b *Bus) Publish(typ string, data any) {
 		b.mu.Unlock()
 	}
 	if b.logger != nil {
-		b.logger.LogAttrs(context.Background(), slog.LevelInfo, typ, slog.Uint64("seq", e.Seq), slog.Any("data", data))
-	}
-}
-
-// Subscription receives events on C until Close.
-type Subscription struct {
-	// C delivers events in publication order.
-	C <-chan Event
-
-	ch       chan Event
-	bus      *Bus
-	prefixes []string
-	dropped  atomic.Uint64
-	once     sync.Once
-}
-
-// Subscribe returns a subscription with a buffer of buf events (0 means
-// 256) receiving events whose type starts with one of prefixes (none: all).
-func (b *Bus) Subscribe(buf int, prefixes ...string) *Subscription {
-	if buf <= 0 {
-		buf = 256
-	}
-	ch := make(chan Event, buf)
-	s := &Subscription{C: ch, ch: ch, bus: b, prefixes: prefixes}
-	b.mu.Lock()
-	b.subs[s] = struct{}{}
-	b.nsubs.Add(1)
-	b.mu.Unlock()
-	return s
-}
-
-// Close stops delivery and closes C. It may be called more than once.
-func (s *Subscription) Close() {
-	s.once.Do(func() {
-		s.bus.mu.Lock()
-		delete(s.bus.subs, s)
-		s.bus.nsubs.Add(-1)
-		s.bus.mu.Unlock()
-		close(s.ch)
-	})
-}
-
-// Dropped returns how many events this subscriber missed because its
-// buffer was full.
-func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
-
-func (s *Subscription) match(typ string) bool {
-	if len(s.prefixes) == 0 {
-		return true
-	}
-	for _, p := range s.prefixes {
-		if len(typ) >= len(p) && typ[:len(p)] == p {
-			return true
+		attrs := []slog.Attr{slog.Uint64("seq", e.Seq), slog.Any("data", data)}
+		if caller != "" {
+			attrs = append(attrs, slog.String("caller", caller))
 		}
+		b.logger.LogAttrs(context.Background(), slog.LevelInfo, typ, attrs...)
 	}
-	return false
 }
 
 // CloseSubscribers ends every current subscription (their channels close),
 // so that streaming handlers return and a server can shut down.
 func (b *Bus) CloseSubscribers() {
-	b.mu.RLock()
-	subs := make([]*Subscription, 0, len(b.subs))
-	for s := range b.subs {
-		subs = append(subs, s)
-	}
-	b.mu.RUnlock()
+	b.mu.Lock()
+	subs := b.idx.all()
+	b.mu.Unlock()
 	for _, s := range subs {
 		s.Close()
 	}

@@ -82,7 +82,7 @@ func (s *stream) next() events.Event {
 
 func TestHandlerStreamsEvents(t *testing.T) {
 	bus := events.NewBus(nil)
-	srv := httptest.NewServer(bus.Handler())
+	srv := httptest.NewServer(bus.Handler(events.HandlerOptions{}))
 	t.Cleanup(srv.Close) // after the body closes: Close waits for the handler
 	s := open(t, t.Context(), srv.URL)
 
@@ -115,7 +115,7 @@ func TestHandlerTypeFilter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bus := events.NewBus(nil)
-			srv := httptest.NewServer(bus.Handler())
+			srv := httptest.NewServer(bus.Handler(events.HandlerOptions{}))
 			t.Cleanup(srv.Close)
 			s := open(t, t.Context(), srv.URL+tt.query)
 			for _, typ := range []string{"dispatch.attempt", "dispatch.retry", "breaker.state", "plan.diff"} {
@@ -152,7 +152,7 @@ func TestHandlerTypeFilter(t *testing.T) {
 func TestHandlerReturnsOnCloseSubscribers(t *testing.T) {
 	bus := events.NewBus(nil)
 	returned := make(chan struct{})
-	h := bus.Handler()
+	h := bus.Handler(events.HandlerOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(returned)
 		h.ServeHTTP(w, r)
@@ -173,7 +173,7 @@ func TestHandlerReturnsOnCloseSubscribers(t *testing.T) {
 func TestHandlerReturnsWhenClientLeaves(t *testing.T) {
 	bus := events.NewBus(nil)
 	returned := make(chan struct{})
-	h := bus.Handler()
+	h := bus.Handler(events.HandlerOptions{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer close(returned)
 		h.ServeHTTP(w, r)
@@ -197,7 +197,7 @@ type noFlush struct{ http.ResponseWriter }
 func TestHandlerNeedsFlusher(t *testing.T) {
 	bus := events.NewBus(nil)
 	rec := httptest.NewRecorder()
-	bus.Handler().ServeHTTP(noFlush{rec}, httptest.NewRequest(http.MethodGet, "/events", nil))
+	bus.Handler(events.HandlerOptions{}).ServeHTTP(noFlush{rec}, httptest.NewRequest(http.MethodGet, "/events", nil))
 	if rec.Code != http.StatusInternalServerError {
 		t.Errorf("status %d, want 500", rec.Code)
 	}
@@ -210,7 +210,7 @@ func TestHandlerReturnsOnCloseStreams(t *testing.T) {
 	bus := events.NewBus(nil)
 	inproc := bus.Subscribe(4)
 	defer inproc.Close()
-	srv := httptest.NewServer(bus.Handler())
+	srv := httptest.NewServer(bus.Handler(events.HandlerOptions{}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL)
 	if err != nil {

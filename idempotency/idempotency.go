@@ -45,7 +45,10 @@ type Claim interface {
 type Store interface {
 	// Acquire claims key for an execution whose request has the given
 	// fingerprint (a digest of tool and arguments). A key held by a
-	// request with another fingerprint is an *ConflictError.
+	// request with another fingerprint is an *ConflictError. A new key
+	// the store has no room for (its bounds, per caller: CallerFrom(ctx))
+	// is a *LimitError; the store never makes room by dropping an
+	// outcome it keeps.
 	Acquire(ctx context.Context, key, fingerprint string) (Claim, error)
 }
 

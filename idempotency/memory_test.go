@@ -216,12 +216,16 @@ func TestDefaultTTL(t *testing.T) {
 	}
 }
 
-func TestSweepRemovesExpired(t *testing.T) {
+// Regression (issue 10 finding 11): kept outcomes leave the store when
+// they expire, with no call needed to sweep them (they used to stay until
+// an Acquire swept, at most twice per TTL).
+func TestExpiredEvictedEagerly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 10 * time.Second
 		m := idempotency.NewMemory(ttl)
 		for _, k := range []string{"a", "b", "c"} {
-			leader(t, m, k, "fp").Complete(idempotency.Outcome{}, true)
+			leader(t, m, k, "fp").Complete(idempotency.Outcome{Result: []byte("1234")}, true)
+			time.Sleep(time.Second)
 		}
 		running := leader(t, m, "running", "fp") // never expires while it runs
 		freed := leader(t, m, "freed", "fp")
@@ -230,16 +234,20 @@ func TestSweepRemovesExpired(t *testing.T) {
 			t.Fatalf("Len = %d, want 4", n)
 		}
 
-		time.Sleep(2 * ttl)
-		if n := m.Len(); n != 4 {
-			t.Errorf("Len = %d before any Acquire: entries vanish without a sweep?", n)
+		time.Sleep(ttl - 3*time.Second + time.Millisecond) // a expired, b and c not yet
+		if n := m.Len(); n != 3 {
+			t.Errorf("Len = %d at a's expiry, want 3 (b, c, running)", n)
 		}
-		leader(t, m, "new", "fp") // an Acquire of another key sweeps
-		if n := m.Len(); n != 2 {
-			t.Errorf("Len = %d after the sweep, want 2 (running, new)", n)
+		time.Sleep(2 * time.Second)
+		if n := m.Len(); n != 1 {
+			t.Errorf("Len = %d after every TTL, no call made, want 1 (running)", n)
 		}
 		follower(t, m, "running", "fp")
 		running.Complete(idempotency.Outcome{}, true)
+		time.Sleep(ttl + time.Millisecond)
+		if n, b := m.Usage(""); m.Len() != 0 || n != 0 || b != 0 {
+			t.Errorf("after all expired: Len %d, usage %d keys %d bytes; want all 0", m.Len(), n, b)
+		}
 	})
 }
 

@@ -41,8 +41,10 @@ type Config struct {
 	// must not modify the event: its slices are the log's.
 	Observe func(Event)
 	// Bus, when set, receives every event (type: its kind; data: the
-	// Event). Each step's retries are logged as step.retry whether or not
-	// it is set (the executor asks the dispatcher for them per call).
+	// Event; caller: Options.Caller), without argument and result values
+	// unless the bus keeps them (Event.Redacted). Each step's retries are
+	// logged as step.retry whether or not it is set (the executor asks the
+	// dispatcher for them per call).
 	Bus *events.Bus
 	// Now stamps events; nil means time.Now. A clock returning the zero
 	// time leaves events unstamped (as in golden tests).
@@ -141,7 +143,7 @@ func (r *run) emit(e Event) {
 		r.cfg.Observe(e)
 	}
 	if r.cfg.Bus != nil {
-		r.cfg.Bus.Publish(string(e.Kind), e)
+		r.cfg.Bus.PublishFor(r.cfg.Options.Caller, string(e.Kind), e)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -38,7 +39,9 @@ until interrupted.`,
 			}
 			defer resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("%s: %s", u, resp.Status)
+				// The body says which limit refused the stream (429, 400).
+				body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+				return fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
 			}
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 64<<10), 4<<20)

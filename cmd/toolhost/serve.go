@@ -49,6 +49,14 @@ type serveFlags struct {
 	idleTimeout       time.Duration
 	maxConns          int
 	maxSessionsCaller int
+
+	operators      []string
+	eventStreams   int
+	eventsPerID    int
+	idemKeys       int
+	idemKeysPerID  int
+	idemBytes      int64
+	idemBytesPerID int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -79,7 +87,7 @@ to --grace.`,
 	cmd.Flags().BoolVar(&f.watch, "watch", true, "reload plugins when files in the folder change (--watch=false to turn off)")
 	cmd.Flags().DurationVar(&f.grace, "grace", 10*time.Second, "how long calls in flight may take to finish at shutdown")
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "bearer tokens for HTTP, one 'identity:token' per line ($TOOLHOST_TOKENS works too); required off loopback")
-	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log (off: they may hold secrets)")
+	cmd.Flags().BoolVar(&f.auditArgs, "audit-args", false, "log argument values in the audit log, and keep argument and result values in events (off: they may hold secrets)")
 	cmd.Flags().Int64Var(&f.maxBody, "max-body", 4<<20, "largest HTTP request body (or stdio line), in bytes")
 	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
@@ -89,6 +97,7 @@ to --grace.`,
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	addEdgeFlags(cmd, &f)
+	addBoundsFlags(cmd, &f)
 	return cmd
 }
 
@@ -107,7 +116,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
-	bus := events.NewBus(busLogger(logger, f.auditArgs))
+	bus := events.New(events.Options{Logger: busLogger(logger, f.auditArgs), Values: f.auditArgs})
 	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
@@ -134,7 +143,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnUnusedGrants(cfg, live, logger)
 	op.warnUnusedPrefixes(live.Registry(), logger)
-	d := dispatcher.New(live, cfg.Dispatcher(dispatcher.Config{Events: bus, Governor: gov}))
+	warnOperators(f, tokens, logger)
+	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
@@ -198,7 +208,7 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
-	mux.Handle("GET /events", tokens.Require(bus.Handler()))
+	mux.Handle("GET /events", tokens.Require(bus.Handler(eventStreamOptions(f))))
 	mux.Handle("/rpc", tokens.Require(gov.RPCHandler()))
 	mux.Handle("GET /metrics", tokens.Require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
