@@ -116,7 +116,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
-	bus := events.New(events.Options{Logger: busLogger(logger, f.auditArgs), Values: f.auditArgs})
+	bus := events.New(events.Options{Logger: logger, Values: f.auditArgs})
 	op, err := newOperator(f.config, bus)
 	if err != nil {
 		return err
