@@ -21,7 +21,7 @@ import (
 type Pattern struct {
 	name     string // lower case, no trailing dot; for a wildcard, the suffix with its leading dot
 	wildcard bool
-	any      bool // "*": every host
+	any      bool   // "*": every host
 	port     string // "" means any port
 }
 
