@@ -161,6 +161,12 @@ type Outcome struct {
 	Result   json.RawMessage
 	Attempts int
 	Err      *DispatchError
+	// Cancelled says the caller's context was cancelled (not timed out)
+	// before the call finished: nobody reads the outcome. Err is still
+	// set (kind internal, or what the last attempt ended with): the
+	// envelope's kinds are fixed, so cancellation is an outcome for
+	// records and events, never a kind sent to clients.
+	Cancelled bool
 }
 
 // Call runs c and returns the tool's result JSON, or a *DispatchError.
@@ -172,8 +178,16 @@ func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) 
 	return o.Result, nil
 }
 
-// Do runs c and returns its whole Outcome.
+// Do runs c and returns its whole Outcome. When ctx is cancelled the
+// guest is stopped at once (a keyed execution when its last waiter has
+// gone) and the outcome is Cancelled.
 func (d *Dispatcher) Do(ctx context.Context, c Call) Outcome {
+	o := d.do(ctx, c)
+	o.Cancelled = o.Err != nil && cancelled(ctx)
+	return o
+}
+
+func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 	tool, ok := d.tools.Lookup(c.Tool)
 	if !ok {
 		return d.refused(c, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))

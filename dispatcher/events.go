@@ -48,6 +48,10 @@ type ResultEvent struct {
 	// Shared marks a result replayed from, or waited for on, another
 	// call's execution: its attempts are that execution's, not new ones.
 	Shared bool `json:"shared,omitempty"`
+	// Cancelled marks a dispatch whose caller cancelled it (for a keyed
+	// execution: whose every waiter did): Kind is what the stopped
+	// attempt ended with, and nobody received it.
+	Cancelled bool `json:"cancelled,omitempty"`
 }
 
 // BreakerEvent is published on every breaker transition.
@@ -86,19 +90,20 @@ func (d *Dispatcher) finishOK(tool *registry.Tool, c Call, start time.Time, atte
 	}
 }
 
-func (d *Dispatcher) finish(tool *registry.Tool, c Call, start time.Time, derr *DispatchError) *DispatchError {
+func (d *Dispatcher) finish(ctx context.Context, tool *registry.Tool, c Call, start time.Time, derr *DispatchError) *DispatchError {
 	if d.events.Enabled() {
 		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, Kind: derr.Kind,
-			Attempts: derr.Attempts, DurationMS: ms(time.Since(start))})
+			Attempts: derr.Attempts, DurationMS: ms(time.Since(start)), Cancelled: cancelled(ctx)})
 	}
 	return derr
 }
 
-func (d *Dispatcher) emitShared(tool *registry.Tool, c Call, o Outcome) {
+func (d *Dispatcher) emitShared(ctx context.Context, tool *registry.Tool, c Call, o Outcome) {
 	if !d.events.Enabled() {
 		return
 	}
-	e := ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true}
+	e := ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true,
+		Cancelled: o.Err != nil && cancelled(ctx)}
 	if o.Err != nil {
 		e.Kind = o.Err.Kind
 	}

@@ -23,14 +23,14 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 			// module closes once its calls in flight return).
 			cur, ok := d.tools.Lookup(tool.Name)
 			if !ok {
-				return failed(d.finish(tool, c, start, newError(KindNotFound, n-1, nil,
+				return failed(d.finish(ctx, tool, c, start, newError(KindNotFound, n-1, nil,
 					"tool %s was removed while its call waited to retry", tool.Name)))
 			}
 			tool = cur
 		}
 		ticket, ok := b.Allow()
 		if !ok {
-			return failed(d.finish(tool, c, start, circuitOpen(tool.Name, n-1, b)))
+			return failed(d.finish(ctx, tool, c, start, circuitOpen(tool.Name, n-1, b)))
 		}
 		slot, derr := d.limits.acquire(ctx, tool.Name, n-1)
 		var res json.RawMessage
@@ -52,7 +52,7 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 			return failed(final)
 		}
 		if !sleep(ctx, delay) {
-			return failed(d.finish(tool, c, start, derr))
+			return failed(d.finish(ctx, tool, c, start, derr))
 		}
 	}
 }
@@ -66,18 +66,18 @@ func (d *Dispatcher) decide(ctx context.Context, tool *registry.Tool, c Call, b 
 		return 0, nil
 	}
 	if n >= d.retry.MaxAttempts || !retryable(derr, tool.Idempotent) || ctx.Err() != nil {
-		return 0, d.finish(tool, c, start, derr)
+		return 0, d.finish(ctx, tool, c, start, derr)
 	}
 	if c.Budget != nil && n >= *c.Budget {
-		return 0, d.finish(tool, c, start, newError(KindBudgetExceeded, n, derr,
+		return 0, d.finish(ctx, tool, c, start, newError(KindBudgetExceeded, n, derr,
 			"budget of %d attempts spent; last attempt: %s: %s", *c.Budget, derr.Kind, derr.Message))
 	}
 	delay := d.retry.delay(n, time.Duration(derr.RetryAfterMS)*time.Millisecond, d.rand())
 	if !covers(ctx, delay) {
-		return 0, d.finish(tool, c, start, derr)
+		return 0, d.finish(ctx, tool, c, start, derr)
 	}
 	if b.State() == breaker.Open {
-		return 0, d.finish(tool, c, start, circuitOpen(tool.Name, n, b))
+		return 0, d.finish(ctx, tool, c, start, circuitOpen(tool.Name, n, b))
 	}
 	d.emitRetry(tool, c, n, delay, derr)
 	return delay, nil

@@ -38,7 +38,7 @@ func (d *Dispatcher) GatherBounded(ctx context.Context, calls []Call, limit int)
 					return
 				}
 				if ctx.Err() != nil {
-					results[i] = Result{Err: classifyWait(calls[i].Tool, ctx)}
+					results[i] = Result{Err: classifyWait(calls[i].Tool, ctx, 0)}
 					continue
 				}
 				v, err := d.Call(ctx, calls[i])

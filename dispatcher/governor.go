@@ -37,7 +37,7 @@ func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call) (c
 	case errors.Is(err, governor.ErrInvalid):
 		return ctx, newError(KindSchema, 0, err, "%s", err.Error())
 	case ctx.Err() != nil:
-		return ctx, classifyWait(tool.Name, ctx)
+		return ctx, classifyWait(tool.Name, ctx, 0)
 	}
 	return ctx, newError(KindInternal, 0, err, "tool %s: governor: %v", tool.Name, err)
 }

@@ -14,8 +14,10 @@ import (
 
 // keyed runs a call that carries an idempotency key. The first caller with
 // the key leads: the execution runs detached from its context (if it goes
-// away, the others still get the outcome) but keeps its deadline. Everyone,
-// the leader included, waits for the outcome with their own context.
+// away, the others still get the outcome) but keeps its deadline.
+// Everyone, the leader included, waits for the outcome with their own
+// context. A caller whose context ends stops waiting; when it is the last
+// waiter, the execution is stopped (see leave).
 func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Outcome {
 	fp, err := fingerprint(tool.Name, c.Args)
 	if err != nil {
@@ -36,28 +38,62 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		go d.lead(ctx, tool, c, claim)
 	}
 	o, err := claim.Wait(ctx)
+	if err != nil {
+		return d.leave(ctx, tool, c, claim)
+	}
 	out := Outcome{Result: o.Result, Attempts: o.Attempts}
-	switch {
-	case err != nil:
-		out = failed(classifyWait(tool.Name, ctx))
-	case o.Err != nil:
+	if o.Err != nil {
 		out = failed(o.Err.(*DispatchError))
 	}
 	if !claim.Leader() {
-		d.emitShared(tool, c, out)
+		d.emitShared(ctx, tool, c, out)
 	}
 	return out
 }
 
+// leave ends the wait of a caller whose context ended. The last waiter
+// to leave stops the execution and waits for it to stop (at once: every
+// layer below honours the context), so that its record has the attempts
+// actually made. A waiter that leaves while others stay made none of its
+// own: the execution goes on for them, and their records count it.
+func (d *Dispatcher) leave(ctx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) Outcome {
+	attempts := 0
+	if claim.Release() {
+		o, _ := claim.Wait(context.WithoutCancel(ctx))
+		attempts = o.Attempts
+	}
+	out := failed(classifyWait(tool.Name, ctx, attempts))
+	if !claim.Leader() {
+		d.emitShared(ctx, tool, c, out)
+	}
+	return out
+}
+
+// lead runs the execution for everyone waiting on the key. It is stopped
+// when its last waiter leaves; a stopped execution's outcome goes only to
+// whoever still waits on it and is never kept for replay.
 func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {
 	ctx, cancel := detach(callerCtx)
 	defer cancel()
+	go func() {
+		select {
+		case <-claim.Abandoned():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	o := d.execute(ctx, tool, c)
+	abandoned := false
+	select {
+	case <-claim.Abandoned():
+		abandoned = true
+	default:
+	}
 	if o.Err != nil {
-		claim.Complete(idempotency.Outcome{Err: o.Err, Attempts: o.Attempts}, kept(o.Err.Kind))
+		claim.Complete(idempotency.Outcome{Err: o.Err, Attempts: o.Attempts}, kept(o.Err.Kind) && !abandoned)
 		return
 	}
-	claim.Complete(idempotency.Outcome{Result: o.Result, Attempts: o.Attempts}, true)
+	claim.Complete(idempotency.Outcome{Result: o.Result, Attempts: o.Attempts}, !abandoned)
 }
 
 // storeFull is the envelope for a key the store has no room for: the
@@ -85,22 +121,29 @@ func kept(k Kind) bool {
 	return false
 }
 
-// detach keeps ctx's values and deadline but not its cancellation.
+// detach keeps ctx's values and deadline but not its cancellation; the
+// returned context is cancelled by its CancelFunc.
 func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 	dctx := context.WithoutCancel(ctx)
 	if deadline, ok := ctx.Deadline(); ok {
 		return context.WithDeadline(dctx, deadline)
 	}
-	return dctx, func() {}
+	return context.WithCancel(dctx)
 }
 
 // classifyWait is the envelope for a caller whose context ended before its
 // call ran or finished.
-func classifyWait(tool string, ctx context.Context) *DispatchError {
+func classifyWait(tool string, ctx context.Context, attempts int) *DispatchError {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return newError(KindTimeout, 0, ctx.Err(), "tool %s: the caller's deadline passed before the call finished", tool)
+		return newError(KindTimeout, attempts, ctx.Err(), "tool %s: the caller's deadline passed before the call finished", tool)
 	}
-	return newError(KindInternal, 0, ctx.Err(), "tool %s: the call was cancelled by its caller", tool)
+	return newError(KindInternal, attempts, ctx.Err(), "tool %s: the call was cancelled by its caller", tool)
+}
+
+// cancelled reports whether ctx was cancelled (not timed out): the caller
+// went away, so nobody reads the outcome.
+func cancelled(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
 }
 
 // scopedKey namespaces a key by the caller's identity.

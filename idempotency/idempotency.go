@@ -36,6 +36,20 @@ type Claim interface {
 	// for replay when keep is true; when keep is false the key is released
 	// at once so the next call runs anew. Only a leader calls Complete.
 	Complete(o Outcome, keep bool)
+	// Release says the caller no longer waits for the outcome (its
+	// context ended). Every claim on a running execution, the leader's
+	// included, counts as one waiter from Acquire until its Release. When
+	// the last waiter of an execution that has not completed releases, the
+	// execution is abandoned: the key is freed at once (the next Acquire
+	// leads a new execution) and the leader's Abandoned channel closes.
+	// Release reports whether this call abandoned the execution. Calling
+	// it again, or after Complete, has no effect and reports false.
+	Release() bool
+	// Abandoned is closed when the execution was abandoned (see Release):
+	// the leader should stop it and Complete with keep=false, so that the
+	// outcome of a stopped execution is never replayed. A follower's
+	// channel is nil.
+	Abandoned() <-chan struct{}
 }
 
 // Store maps keys to executions. Implementations must be safe for

@@ -58,6 +58,8 @@ type entry struct {
 	done        chan struct{} // closed by Complete
 	outcome     Outcome       // written before done is closed
 	expires     time.Time     // zero while running
+	waiters     int           // claims not yet released, while running
+	abandoned   chan struct{} // closed when the last waiter released before done
 }
 
 // NewMemory returns a store that replays completed outcomes for ttl (0
@@ -86,16 +88,17 @@ func (m *Memory) Acquire(ctx context.Context, key, fingerprint string) (Claim, e
 		if e.fingerprint != fingerprint {
 			return nil, &ConflictError{Key: key}
 		}
-		return follower{e}, nil
+		e.waiters++
+		return &follower{m: m, e: e}, nil
 	}
 	e := &entry{key: key, caller: caller, fingerprint: fingerprint, done: make(chan struct{}),
-		bytes: int64(len(key)+len(fingerprint)) + entryOverhead}
+		bytes: int64(len(key)+len(fingerprint)) + entryOverhead, waiters: 1, abandoned: make(chan struct{})}
 	if err := m.admit(e, now); err != nil {
 		return nil, err
 	}
 	m.entries[key] = e
 	m.charge(e, 1, e.bytes)
-	return &leader{m: m, e: e}, nil
+	return &leader{follower: follower{m: m, e: e}}, nil
 }
 
 // Len returns the number of keys held (running or kept), for tests and
@@ -215,28 +218,31 @@ func (m *Memory) expire() {
 	m.arm(now)
 }
 
+// leader is the claim of the caller that runs the execution: a waiter
+// like any other, plus Complete.
 type leader struct {
-	m    *Memory
-	e    *entry
-	once sync.Once
+	follower
+	completeOnce sync.Once
 }
 
 func (l *leader) Leader() bool { return true }
 
-func (l *leader) Wait(ctx context.Context) (Outcome, error) { return follower{l.e}.Wait(ctx) }
+// Abandoned implements Claim.
+func (l *leader) Abandoned() <-chan struct{} { return l.e.abandoned }
 
 // Complete stores and publishes under the store's lock, so no Acquire can
 // see the key free (or running) once the outcome exists. A kept outcome is
 // charged even when it takes its caller over a byte bound: the execution
 // ran, and its replay must not be lost; the next new key is refused
-// instead.
+// instead. An abandoned execution's outcome is never kept: its key was
+// freed when its last waiter left.
 func (l *leader) Complete(o Outcome, keep bool) {
-	l.once.Do(func() {
+	l.completeOnce.Do(func() {
 		now := time.Now()
 		l.m.mu.Lock()
 		defer l.m.mu.Unlock()
 		l.m.evict(now)
-		if keep {
+		if keep && !isClosed(l.e.abandoned) {
 			l.m.keep(l.e, o, now)
 		} else {
 			l.e.outcome = o
@@ -249,11 +255,17 @@ func (l *leader) Complete(o Outcome, keep bool) {
 	})
 }
 
-type follower struct{ e *entry }
+// follower is the claim of a caller that waits for someone else's
+// execution (or replays its kept outcome).
+type follower struct {
+	m           *Memory
+	e           *entry
+	releaseOnce sync.Once
+}
 
-func (f follower) Leader() bool { return false }
+func (f *follower) Leader() bool { return false }
 
-func (f follower) Wait(ctx context.Context) (Outcome, error) {
+func (f *follower) Wait(ctx context.Context) (Outcome, error) {
 	select {
 	case <-f.e.done:
 		return f.e.outcome, nil
@@ -262,8 +274,43 @@ func (f follower) Wait(ctx context.Context) (Outcome, error) {
 	}
 }
 
-func (f follower) Complete(Outcome, bool) {
+func (f *follower) Complete(Outcome, bool) {
 	panic("idempotency: Complete called by a caller that does not lead the execution")
+}
+
+// Abandoned implements Claim: only a leader is told.
+func (f *follower) Abandoned() <-chan struct{} { return nil }
+
+// Release implements Claim. Abandoning frees the key under the same lock
+// that counts the waiters, so a caller arriving after the last one left
+// never joins an execution that is being stopped. The entry stays charged
+// to its caller until the leader's Complete: the execution still runs.
+func (f *follower) Release() (abandoned bool) {
+	f.releaseOnce.Do(func() {
+		f.m.mu.Lock()
+		defer f.m.mu.Unlock()
+		if isClosed(f.e.done) {
+			return // completed: nothing left to stop
+		}
+		if f.e.waiters--; f.e.waiters > 0 {
+			return
+		}
+		abandoned = true
+		close(f.e.abandoned)
+		if f.m.entries[f.e.key] == f.e {
+			delete(f.m.entries, f.e.key)
+		}
+	})
+	return abandoned
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // fifo is a queue of entries in expiry order.
