@@ -49,6 +49,9 @@ type Config struct {
 	// Now stamps events; nil means time.Now. A clock returning the zero
 	// time leaves events unstamped (as in golden tests).
 	Now func() time.Time
+	// Bounds cap the bytes a session handles; the zero value means none
+	// (a server sets them: see Bounds).
+	Bounds Bounds
 }
 
 // DefaultPlannerTimeout bounds a planner call when Config.PlannerTimeout is
@@ -123,6 +126,7 @@ type run struct {
 	seq     uint64
 	retries retryQueue
 	keys    map[string]int // idempotency key → step id, for steps in flight
+	held    int            // bytes of arguments and results the log holds (see Bounds)
 	deps    map[int][]int  // the current plan's dependencies by step id
 	stepOf  map[int]Step   // the current plan's steps by id
 }
@@ -138,6 +142,7 @@ func (r *run) emit(e Event) {
 	if t := r.cfg.Now(); !t.IsZero() {
 		e.Time = t.UTC().Round(0)
 	}
+	r.held += heldBytes(e)
 	r.f.apply(e)
 	if r.cfg.Observe != nil {
 		r.cfg.Observe(e)
@@ -186,6 +191,10 @@ func (r *run) session(ctx context.Context) {
 			r.emit(Event{Kind: EventPlanRejected, Steps: printable(steps), Error: verr, Cause: cause})
 			cause = verr
 			continue
+		}
+		if perr := r.overSession(0, "plan", heldBytes(Event{Steps: valid})); perr != nil {
+			r.end(ReasonFatal, perr, "%s", perr.Message)
+			return
 		}
 		r.adopt(valid, cause)
 		out := r.execute(ctx)
@@ -242,8 +251,11 @@ func (r *run) adopt(steps []Step, cause *Error) {
 // end closes the log.
 func (r *run) end(reason Reason, err *Error, format string, args ...any) {
 	status := StatusFailed
-	if reason == ReasonGoalMet {
+	switch reason {
+	case ReasonGoalMet:
 		status = StatusCompleted
+	case ReasonCancelled:
+		status = StatusCancelled
 	}
 	r.emit(Event{Kind: EventSessionEnd, Status: status, Reason: reason, Error: err, Message: fmt.Sprintf(format, args...)})
 }

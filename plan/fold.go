@@ -12,6 +12,9 @@ const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
+	// StatusCancelled: the caller cancelled the session (reason
+	// cancelled); its steps in flight were stopped.
+	StatusCancelled Status = "cancelled"
 )
 
 // Reason says why a session ended.

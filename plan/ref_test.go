@@ -84,7 +84,7 @@ func TestRefLookup(t *testing.T) {
 // at dispatch time (it is invalid_plan for that step, before anything is
 // dispatched).
 func TestResolve(t *testing.T) {
-	r := &run{f: newFolder()}
+	r := &run{cfg: &Config{}, f: newFolder()}
 	r.f.apply(Event{Kind: EventStepStarted, StepID: 1, ToolName: "t", Args: json.RawMessage(`{}`)})
 	r.f.apply(Event{Kind: EventStepSucceeded, StepID: 1, Result: json.RawMessage(`{"words":3,"list":["a","b"]}`)})
 	args, perr := r.resolve(Step{ID: 2, Args: json.RawMessage(

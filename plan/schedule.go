@@ -105,6 +105,10 @@ func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]str
 		if r.cfg.Reusable(s.ToolName) {
 			if from, ok := r.f.succeeded[ident]; ok {
 				prev, _ := r.f.step(from)
+				if perr := r.overSession(s.ID, "reused arguments and result", len(args)+len(prev.Result)); perr != nil {
+					r.emit(Event{Kind: EventStepFailed, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: true})
+					return append(rest, waiting[i+1:]...), &outcome{reason: ReasonFatal, err: perr, message: perr.Message}
+				}
 				r.emit(Event{Kind: EventStepReused, StepID: s.ID, ToolName: s.ToolName, Args: args,
 					ExpectedOutcome: s.ExpectedOutcome, Result: prev.Result, ReusedFrom: from})
 				continue
@@ -120,6 +124,10 @@ func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]str
 			r.emit(Event{Kind: EventStepRefused, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome})
 			return append(rest, waiting[i+1:]...), &outcome{reason: ReasonStepBudget,
 				message: fmt.Sprintf("step %d (%s) was refused: all %d steps of the budget have run", s.ID, s.ToolName, r.lim.MaxSteps)}
+		}
+		if perr := r.overSession(s.ID, "arguments", len(args)); perr != nil {
+			r.emit(Event{Kind: EventStepFailed, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: true})
+			return append(rest, waiting[i+1:]...), &outcome{reason: ReasonFatal, err: perr, message: perr.Message}
 		}
 		key := Key(r.id, s.ID, s.ToolName, args)
 		r.emit(Event{Kind: EventStepStarted, StepID: s.ID, ToolName: s.ToolName, Args: args,
@@ -166,15 +174,24 @@ func (r *run) finish(ctx context.Context, c completion) *outcome {
 			delete(r.keys, k)
 		}
 	}
+	var perr *Error
 	if c.err == nil {
+		perr = r.tooLargeResult(c.id, len(c.result))
+	}
+	if c.err == nil && perr == nil {
 		res, err := compact(orNull(c.result))
 		if err == nil {
-			r.emit(Event{Kind: EventStepSucceeded, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Result: res})
-			return nil
+			if perr = r.overSession(c.id, "result", len(res)); perr == nil {
+				r.emit(Event{Kind: EventStepSucceeded, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Result: res})
+				return nil
+			}
+		} else {
+			c.err = fmt.Errorf("the tool's result is not JSON: %v", err)
 		}
-		c.err = fmt.Errorf("the tool's result is not JSON: %v", err)
 	}
-	perr := stepError(c.id, c.err)
+	if perr == nil {
+		perr = stepError(c.id, c.err)
+	}
 	fatal := perr.Kind.Fatal() && ctx.Err() == nil
 	r.emit(Event{Kind: EventStepFailed, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: fatal})
 	switch {
@@ -223,11 +240,15 @@ func (r *run) resolve(s Step) (json.RawMessage, *Error) {
 	if err != nil {
 		return nil, invalidf(s.ID, "args: %v", err)
 	}
+	docs := map[int]any{} // each result decoded once, however often it is named
 	v, err = walk(v, nil, func(path []string, rf ref) (any, error) {
-		h, _ := r.f.step(rf.step)
-		doc, err := decodeJSON(h.Result)
-		if err != nil {
-			return nil, fmt.Errorf("args%s: $ref %s: step %d's result is not JSON", pointer(path), rf.text, rf.step)
+		doc, ok := docs[rf.step]
+		if !ok {
+			h, _ := r.f.step(rf.step)
+			if doc, err = decodeJSON(h.Result); err != nil {
+				return nil, fmt.Errorf("args%s: $ref %s: step %d's result is not JSON", pointer(path), rf.text, rf.step)
+			}
+			docs[rf.step] = doc
 		}
 		val, err := rf.lookup(doc)
 		if err != nil {
@@ -237,6 +258,15 @@ func (r *run) resolve(s Step) (json.RawMessage, *Error) {
 	})
 	if err != nil {
 		return nil, invalidf(s.ID, "%v", err)
+	}
+	// References share the values they name, so the arguments may stand
+	// for far more bytes than the plan and the results hold: count before
+	// building them.
+	if limit := r.cfg.Bounds.MaxArgsBytes; limit > 0 {
+		if n := encodedSize(v, limit); n > limit {
+			return nil, &Error{Kind: ErrorKind(dispatcher.KindSchema), StepID: s.ID, Message: fmt.Sprintf(
+				"step %d's arguments after $ref substitution would be more than %d bytes, this server's limit for a call's arguments", s.ID, limit)}
+		}
 	}
 	return encodeJSON(v), nil
 }

@@ -45,7 +45,7 @@ func schemaOf(t reflect.Type, title string) json.RawMessage {
 			p.ReadOnly = true
 		}
 	}
-	annotate("SessionResult", "status", "how the session ended", StatusCompleted, StatusFailed, StatusRunning)
+	annotate("SessionResult", "status", "how the session ended", StatusCompleted, StatusFailed, StatusCancelled, StatusRunning)
 	annotate("SessionResult", "reason", "why the session ended",
 		ReasonGoalMet, ReasonStepBudget, ReasonReplanBudget, ReasonNoPlan, ReasonFatal, ReasonCancelled)
 	annotate("Event", "kind", "what the event records", EventSessionStart, EventPlanDiff, EventPlanRejected,
