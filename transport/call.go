@@ -138,7 +138,11 @@ func refusal(kind dispatcher.Kind, format string, args ...any) *dispatcher.Dispa
 // operator asked for them (Options.AuditArgs): they may hold secrets.
 func (s *Server) audit(c *callInfo, p *mcp.CallToolParamsRaw, o dispatcher.Outcome, took time.Duration) {
 	outcome := "ok"
-	if o.Err != nil {
+	switch {
+	case o.Cancelled:
+		// Not a kind: nobody was sent an envelope (see countingConn).
+		outcome = "cancelled"
+	case o.Err != nil:
 		outcome = string(o.Err.Kind)
 	}
 	attrs := []slog.Attr{

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"sync"
 
@@ -35,40 +36,77 @@ func (t countingTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Connection: c, f: t.f, pending: map[jsonrpc.ID]struct{}{}}, nil
+	return &countingConn{Connection: c, f: t.f, pending: map[jsonrpc.ID]bool{}}, nil
 }
 
 // countingConn enters the in-flight count when it reads a tools/call and
-// exits when it writes the response with the same id (or closes).
+// exits when it writes the response with the same id (or closes). A
+// tools/call the client cancelled (notifications/cancelled naming it)
+// gets no response: the SDK writes one for every request, so it is
+// dropped here, where the cancellation was read.
 type countingConn struct {
 	mcp.Connection
 	f *inflight
 
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]struct{}
+	pending map[jsonrpc.ID]bool // tools/call in flight → cancelled by the client
 }
 
 func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/call" && req.ID.IsValid() {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || err != nil {
+		return msg, err
+	}
+	switch {
+	case req.Method == "tools/call" && req.ID.IsValid():
 		c.mu.Lock()
 		if _, dup := c.pending[req.ID]; !dup {
-			c.pending[req.ID] = struct{}{}
+			c.pending[req.ID] = false
 			c.f.enter()
 		}
 		c.mu.Unlock()
+	case req.Method == "notifications/cancelled" && !req.ID.IsValid():
+		if id, ok := cancelledID(req.Params); ok {
+			c.mu.Lock()
+			if _, ok := c.pending[id]; ok {
+				c.pending[id] = true
+			}
+			c.mu.Unlock()
+		}
 	}
 	return msg, err
 }
 
+// cancelledID reads the request id a notifications/cancelled names, the
+// way the SDK does when it cancels the request's context.
+func cancelledID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.RequestID == nil {
+		return jsonrpc.ID{}, false
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil
+}
+
 func (c *countingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.Connection.Write(ctx, msg)
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.mu.Lock()
+	cancelled, pending := c.pending[resp.ID]
+	c.mu.Unlock()
+	var err error
+	if !cancelled {
+		err = c.Connection.Write(ctx, msg)
+	}
+	if pending {
 		c.mu.Lock()
-		if _, ok := c.pending[resp.ID]; ok {
-			delete(c.pending, resp.ID)
-			c.f.exit()
-		}
+		delete(c.pending, resp.ID)
+		c.f.exit()
 		c.mu.Unlock()
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -48,6 +49,37 @@ type PlanOptions struct {
 	// modules, say) by the name a caller gives as "planner", beside
 	// "static" and "rules"; nil means none.
 	Planners map[string]plan.Planner
+	// MaxResultBytes caps each step's result, as the host's output cap
+	// caps a single call's; 0 means DefaultMaxResultBytes. (Each step's
+	// arguments after $ref substitution get Options.MaxArgsBytes.)
+	MaxResultBytes int
+	// MaxSessionBytes caps the arguments and results one session holds
+	// (see plan.Bounds); 0 means DefaultMaxSessionBytes.
+	MaxSessionBytes int
+}
+
+// Defaults of PlanOptions' byte caps. DefaultMaxResultBytes is the host's
+// default output cap; a session holds at most DefaultMaxSessionBytes of
+// arguments and results, and its result repeats them about three times.
+const (
+	DefaultMaxResultBytes  = 1 << 20
+	DefaultMaxSessionBytes = 16 << 20
+)
+
+// bounds are the plan executor's byte caps for sessions on this server.
+func (s *Server) bounds() plan.Bounds {
+	return plan.Bounds{
+		MaxArgsBytes:    s.opts.MaxArgsBytes,
+		MaxResultBytes:  orDefault(s.opts.Plans.MaxResultBytes, DefaultMaxResultBytes),
+		MaxSessionBytes: orDefault(s.opts.Plans.MaxSessionBytes, DefaultMaxSessionBytes),
+	}
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // addPlanTool, when Options.Plans is set, lists toolhost.plan. Its calls
@@ -125,12 +157,13 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 	}
 	start := time.Now()
 	cfg := plan.Config{
-		Dispatcher: planSteps{s: s, trace: traceparent(p.Meta)},
+		Dispatcher: planSteps{s: s, trace: traceparent(p.Meta), slots: newStepSlots(&s.callers, opts.Caller)},
 		Planner:    planner,
 		Reusable:   s.reusable,
 		Options:    opts,
 		Bus:        s.opts.Plans.Events,
 		Observe:    s.progress(ctx, req),
+		Bounds:     s.bounds(),
 	}
 	res, err := plan.New(cfg).Run(ctx, plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: s.capped(file.Limits())})
 	if err != nil {
@@ -232,10 +265,12 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest) func(pl
 }
 
 // planSteps dispatches a plan's steps as tools/call does: through the
-// dispatcher, with one audit line each, joined to the plan call's trace.
+// dispatcher, each holding a place in its caller's cap (see stepSlots),
+// with one audit line each, joined to the plan call's trace.
 type planSteps struct {
 	s     *Server
 	trace string
+	slots *stepSlots
 }
 
 func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessage, error) {
@@ -245,9 +280,13 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 	var o dispatcher.Outcome
 	if tool, derr := ps.s.resolve(c.Tool, nil); derr != nil {
 		o = ps.s.refused(c, derr)
+	} else if release, derr := ps.slots.take(ctx, ps.s.opts.MaxCallsPerCaller); derr != nil {
+		c.Tool = tool
+		o = dispatcher.Outcome{Err: derr, Cancelled: errors.Is(ctx.Err(), context.Canceled)}
 	} else {
 		c.Tool = tool
 		o = ps.s.d.Do(ctx, c)
+		release()
 	}
 	ps.s.audit(&callInfo{requestID: newRequestID(), tool: c.Tool, caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey},
 		&mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
