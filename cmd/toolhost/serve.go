@@ -43,6 +43,7 @@ type serveFlags struct {
 	planTool       bool
 	planners       string
 	toolNames      string
+	planMaxSession int
 
 	allowOrigins      []string
 	readTimeout       time.Duration
@@ -98,6 +99,7 @@ to --grace.`,
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	addEdgeFlags(cmd, &f)
 	addBoundsFlags(cmd, &f)
+	cmd.Flags().IntVar(&f.planMaxSession, "plan-max-session-bytes", transport.DefaultMaxSessionBytes, "most bytes of arguments and results one toolhost.plan session holds")
 	return cmd
 }
 
@@ -148,6 +150,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
+	}
+	if plans != nil {
+		// A step's result gets the cap a guest's response has.
+		plans.MaxResultBytes = int(cfg.HostLimits().OutputBytes)
 	}
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
@@ -257,7 +263,7 @@ func planOptions(ctx context.Context, f serveFlags, rt *host.Runtime, bus *event
 	if !f.planTool {
 		return nil, nil
 	}
-	opts := &transport.PlanOptions{Events: bus}
+	opts := &transport.PlanOptions{Events: bus, MaxSessionBytes: f.planMaxSession}
 	if f.planners == "" {
 		return opts, nil
 	}
