@@ -206,7 +206,7 @@ func (s *Server) HTTPHandler() http.Handler {
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      s.opts.SessionTimeout,
 	})
-	return s.inflight.wrap(rpcErrorBodies(s.limitSessions(h)))
+	return s.inflight.wrap(rpcErrorBodies(s.limitSessions(newCancelFilter(s.opts.MaxBodyBytes).wrap(h))))
 }
 
 // limitSessions answers a request that would open one session too many
