@@ -45,7 +45,7 @@ func New(g Gauges) *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolhost_calls_total", Help: "Dispatches by tool and outcome (ok or the error kind), refusals and idempotent replays included.",
+			Name: "toolhost_calls_total", Help: "Dispatches by tool and outcome (ok, cancelled or the error kind), refusals and idempotent replays included.",
 		}, []string{"tool", "outcome"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "toolhost_attempts_total", Help: "Attempts started, retries included.",
@@ -130,7 +130,11 @@ func (m *Metrics) observe(e events.Event) {
 		m.retries.WithLabelValues(d.Tool, string(d.Reason)).Inc()
 	case dispatcher.ResultEvent:
 		outcome, tool := "ok", d.Tool
-		if !d.OK {
+		switch {
+		case d.Cancelled:
+			// The caller went away: not the tool's error kind.
+			outcome = "cancelled"
+		case !d.OK:
 			outcome = string(d.Kind)
 		}
 		if d.Kind == dispatcher.KindNotFound {

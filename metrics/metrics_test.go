@@ -27,6 +27,7 @@ func TestMetricsFromEvents(t *testing.T) {
 	bus.Publish(dispatcher.EventAttempt, dispatcher.AttemptEvent{Tool: "t", Attempt: 2})
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", OK: true, Attempts: 2, DurationMS: 120})
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindTimeout, Attempts: 1, DurationMS: 2000})
+	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindInternal, Attempts: 1, Cancelled: true})
 	bus.Publish(dispatcher.EventBreaker, dispatcher.BreakerEvent{Tool: "t", From: "closed", To: "open"})
 	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3})
 	bus.CloseSubscribers() // Follow drains what was published, then returns
@@ -41,7 +42,8 @@ func TestMetricsFromEvents(t *testing.T) {
 		`toolhost_retries_total{reason="transient",tool="t"} 1`,
 		`toolhost_calls_total{outcome="ok",tool="t"} 1`,
 		`toolhost_calls_total{outcome="timeout",tool="t"} 1`,
-		`toolhost_call_duration_seconds_count{tool="t"} 2`,
+		`toolhost_calls_total{outcome="cancelled",tool="t"} 1`,
+		`toolhost_call_duration_seconds_count{tool="t"} 3`,
 		`toolhost_breaker_state{tool="t"} 2`,
 		`toolhost_instances_in_flight 3`,
 		`toolhost_tools 7`,
