@@ -2,6 +2,10 @@ package idempotency_test
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolhost/toolhost/idempotency"
@@ -73,4 +77,80 @@ func TestReleaseAfterCompleteIsHarmless(t *testing.T) {
 	if o, _ := follower(t, m, "k", "fp").Wait(context.Background()); !sameOutcome(o, want) {
 		t.Errorf("replay after releases = %+v", o)
 	}
+}
+
+// P goroutines × N iterations on K keys under -race, each caller either
+// waiting for the outcome or giving up (Release). A new execution of a key
+// starts only once the previous one completed or was abandoned, an
+// abandoned execution is never replayed, and every caller that waits gets
+// an outcome.
+func TestHammerRelease(t *testing.T) {
+	const (
+		P = 64
+		N = 50
+		K = 4
+	)
+	m := idempotency.NewMemory(0)
+	type run struct {
+		claim     idempotency.Claim
+		completed atomic.Bool // set before Complete
+	}
+	var (
+		mu       sync.Mutex
+		previous [K]*run
+		leaders  atomic.Int64
+		stopped  atomic.Int64
+	)
+	var wg sync.WaitGroup
+	for p := range P {
+		wg.Go(func() {
+			for i := range N {
+				k := (p + i) % K
+				key := fmt.Sprint("key-", k)
+				c, err := m.Acquire(context.Background(), key, "fp")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if c.Leader() {
+					leaders.Add(1)
+					r := &run{claim: c}
+					mu.Lock()
+					if prev := previous[k]; prev != nil && !prev.completed.Load() && !closed(prev.claim.Abandoned()) {
+						t.Errorf("%s: a new execution started while the previous one runs", key)
+					}
+					previous[k] = r
+					mu.Unlock()
+					go func() {
+						// The execution: a little work, or until abandoned.
+						abandoned := false
+						for range 3 {
+							if closed(c.Abandoned()) {
+								abandoned = true
+								break
+							}
+							runtime.Gosched()
+						}
+						if abandoned {
+							stopped.Add(1)
+						}
+						r.completed.Store(true)
+						// Keys 1 and 3 are never kept, so their leadership rotates.
+						c.Complete(idempotency.Outcome{Result: []byte("done"), Attempts: 1}, !abandoned && k%2 == 0)
+					}()
+				}
+				if (p+i)%3 == 0 {
+					c.Release() // this caller gives up
+					continue
+				}
+				o, err := c.Wait(context.Background())
+				if err != nil || string(o.Result) != "done" {
+					t.Errorf("%s: Wait = %+v, %v", key, o, err)
+				}
+				c.Release()
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("%d executions, %d stopped when every waiter gave up", leaders.Load(), stopped.Load())
 }
