@@ -154,3 +154,28 @@ func TestHammerRelease(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d executions, %d stopped when every waiter gave up", leaders.Load(), stopped.Load())
 }
+
+// An abandoned execution stays charged to its caller while it runs (it
+// still holds memory) and is uncharged by its Complete, even one that
+// asks to keep it: it is never kept.
+func TestReleaseAccounting(t *testing.T) {
+	m := idempotency.NewMemory(0)
+	ctx := idempotency.WithCaller(context.Background(), "alice")
+	l, err := m.Acquire(ctx, "k", "fp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Release() {
+		t.Fatal("the only waiter's release did not abandon the execution")
+	}
+	if keys, _ := m.Usage("alice"); keys != 1 {
+		t.Errorf("keys charged while the abandoned execution runs = %d, want 1", keys)
+	}
+	l.Complete(idempotency.Outcome{Result: []byte("late")}, true)
+	if keys, bytes := m.Usage("alice"); keys != 0 || bytes != 0 {
+		t.Errorf("usage after the abandoned execution completed = %d keys, %d bytes; want none", keys, bytes)
+	}
+	if m.Len() != 0 {
+		t.Error("an abandoned execution's outcome was kept")
+	}
+}
