@@ -36,7 +36,8 @@ type Options struct {
 	// error); 0 means no limit beyond the request body's.
 	MaxArgsBytes int
 	// MaxCallsPerCaller caps one caller's calls in flight (rate_limited
-	// beyond it); 0 means no cap.
+	// beyond it); 0 means no cap. Each toolhost.plan step counts too,
+	// waiting for a place (see stepSlots).
 	MaxCallsPerCaller int
 	// MaxSessions caps concurrent MCP sessions over HTTP (new sessions get
 	// HTTP 503 beyond it); 0 means no cap.
