@@ -54,13 +54,14 @@ type PlanOptions struct {
 	// arguments after $ref substitution get Options.MaxArgsBytes.)
 	MaxResultBytes int
 	// MaxSessionBytes caps the arguments and results one session holds
-	// (see plan.Bounds); 0 means DefaultMaxSessionBytes.
+	// (see plan.Bounds), and the session result sent back; 0 means
+	// DefaultMaxSessionBytes.
 	MaxSessionBytes int
 }
 
 // Defaults of PlanOptions' byte caps. DefaultMaxResultBytes is the host's
 // default output cap; a session holds at most DefaultMaxSessionBytes of
-// arguments and results, and its result repeats them about three times.
+// arguments and results, and its result sent back is at most that too.
 const (
 	DefaultMaxResultBytes  = 1 << 20
 	DefaultMaxSessionBytes = 16 << 20
@@ -169,7 +170,7 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 	if err != nil {
 		return fail(dispatcher.KindSchema, "%v", err)
 	}
-	b, err := json.Marshal(res)
+	b, err := encodeBounded(&res, s.bounds().MaxSessionBytes)
 	if err != nil {
 		return fail(dispatcher.KindInternal, "encoding the session result: %v", err)
 	}
