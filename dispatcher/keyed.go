@@ -75,6 +75,8 @@ func (d *Dispatcher) leave(ctx context.Context, tool *registry.Tool, c Call, cla
 func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {
 	ctx, cancel := detach(callerCtx)
 	defer cancel()
+	// The store says when nobody waits any more; the execution then
+	// stops as a cancelled call would.
 	go func() {
 		select {
 		case <-claim.Abandoned():
