@@ -37,7 +37,7 @@ func cancelServer(t *testing.T, r *rig, bus *events.Bus, audit records) *mcp.Cli
 
 // serveHTTP serves the rig's tools with opts over real Streamable HTTP and
 // connects the official SDK client.
-func serveHTTP(t *testing.T, r *rig, opts transport.Options, bus *events.Bus) *mcp.ClientSession {
+func serveHTTP(t testing.TB, r *rig, opts transport.Options, bus *events.Bus) *mcp.ClientSession {
 	t.Helper()
 	d := dispatcher.New(r.live, dispatcher.Config{Events: bus})
 	srv := transport.New(d, r.live.Registry(), opts)
@@ -53,6 +53,15 @@ func serveHTTP(t *testing.T, r *rig, opts transport.Options, bus *events.Bus) *m
 		hs.Close()
 	})
 	return cs
+}
+
+// waitEvent reads sub until an event of type typ.
+func waitEvent(sub *events.Subscription, typ string) {
+	for e := range sub.C {
+		if e.Type == typ {
+			return
+		}
+	}
 }
 
 // nextEvent returns the next event of type typ.
@@ -144,4 +153,46 @@ func TestCancelStopsRealGuests(t *testing.T) {
 	}
 	t.Logf("plan: the session ended %v after the client cancelled", took.Round(100*time.Microsecond))
 	r.stillServes()
+}
+
+// BenchmarkCancelLatency measures the time from the SDK client's cancel to
+// the end of a spinning and a sleeping Go guest's attempt, over real
+// Streamable HTTP (the notification's own round trip included). Run:
+//
+//	go test ./reliability -run '^$' -bench CancelLatency -benchtime 20x
+func BenchmarkCancelLatency(b *testing.B) {
+	r := newRig(b, rigConfig{})
+	defer r.close()
+	r.mustLoad("misbehave.wasm", misbehaveWASM(b))
+	bus := events.NewBus(nil)
+	audit := make(records, 1<<16)
+	cs := serveHTTP(b, r, transport.Options{Logger: slog.New(slog.NewJSONHandler(audit, nil))}, bus)
+	sub := bus.Subscribe(1024)
+	defer sub.Close()
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+	}{
+		{"spin", "spin", map[string]any{}},
+		{"sleep", "sleep", map[string]any{"ms": 600000}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var total time.Duration
+			for range b.N {
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() {
+					_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+					close(done)
+				}()
+				waitEvent(sub, dispatcher.EventAttempt)
+				start := time.Now()
+				cancel()
+				waitEvent(sub, dispatcher.EventResult)
+				total += time.Since(start)
+				<-done
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/cancel")
+		})
+	}
 }
