@@ -1,0 +1,293 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SchemaError is a tool schema that cannot be served to every MCP client,
+// with the place that is wrong.
+type SchemaError struct {
+	// Pointer is the RFC 6901 JSON Pointer of the offending value inside
+	// the schema ("" for the schema itself).
+	Pointer string
+	// Reason says what is wrong there.
+	Reason string
+}
+
+func (e *SchemaError) Error() string {
+	where := e.Pointer
+	if where == "" {
+		where = "/"
+	}
+	return "at " + where + ": " + e.Reason
+}
+
+// MaxSchemaDepth is how deeply subschemas may nest in a tool schema. Real
+// schemas stay in the tens; the cap keeps a hostile manifest from costing
+// the loader unbounded stack.
+const MaxSchemaDepth = 256
+
+// Keywords of JSON Schema whose values are subschemas, by the shape of the
+// value. Draft 2020-12, plus the earlier drafts' spellings a schema with
+// its own $schema may use (definitions, dependencies, additionalItems and
+// items as an array). enum, const, default, examples and unknown keywords
+// hold data, not schemas, and are kept as they are.
+var (
+	schemaKeywords = map[string]bool{
+		"additionalItems": true, "additionalProperties": true, "contains": true, "contentSchema": true,
+		"else": true, "if": true, "items": true, "not": true, "propertyNames": true, "then": true,
+		"unevaluatedItems": true, "unevaluatedProperties": true,
+	}
+	schemaMapKeywords = map[string]bool{
+		"$defs": true, "definitions": true, "dependencies": true, "dependentSchemas": true,
+		"patternProperties": true, "properties": true,
+	}
+	schemaArrayKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
+)
+
+// NormalizeSchema returns schema with every boolean subschema replaced by
+// its object form (true by {}, false by {"not": {}}), which accepts exactly
+// the same documents: MCP types every schema as an object, and some clients
+// (the TypeScript SDK) refuse a whole tools/list for one boolean. It walks
+// every keyword that holds subschemas, in one pass; values of other
+// keywords are kept byte for byte, and the whole schema is returned as it
+// came when nothing needed changing.
+//
+// The error is a *SchemaError naming where the schema cannot be served: a
+// subschema that is neither an object nor a boolean, a keyword of
+// subschemas with a value of the wrong shape, an object with a key given
+// twice (clients would disagree on which one counts), or nesting deeper
+// than MaxSchemaDepth. The schema itself must be a JSON object; whether it
+// is a valid JSON Schema is for a schema compiler.
+func NormalizeSchema(schema []byte) ([]byte, error) {
+	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema))}
+	// Numbers stay as written: bounds and constants must not pass
+	// through float64.
+	n.dec.UseNumber()
+	if err := n.root(); err != nil {
+		return nil, err
+	}
+	if !n.changed {
+		return schema, nil
+	}
+	return n.out.Bytes(), nil
+}
+
+// FirstBooleanSubschema returns the JSON Pointer of the first boolean
+// subschema in schema, and whether there is one: what a check that schemas
+// are served as objects looks for. It assumes NormalizeSchema accepts
+// schema.
+func FirstBooleanSubschema(schema []byte) (string, bool) {
+	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema))}
+	n.dec.UseNumber()
+	if err := n.root(); err != nil || !n.changed {
+		return "", false
+	}
+	return n.first, true
+}
+
+// normalizer streams one schema from dec to out.
+type normalizer struct {
+	dec     *json.Decoder
+	out     bytes.Buffer
+	changed bool
+	first   string // the pointer of the first boolean replaced
+	depth   int
+}
+
+func (n *normalizer) root() error {
+	tok, err := n.token("")
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return &SchemaError{Reason: "a schema must be a JSON object, got " + tokenKind(tok)}
+	}
+	if err := n.schemaObject(""); err != nil {
+		return err
+	}
+	if !atEOF(n.dec) {
+		return &SchemaError{Reason: "trailing data after the schema"}
+	}
+	return nil
+}
+
+func (n *normalizer) token(ptr string) (json.Token, error) {
+	tok, err := n.dec.Token()
+	if err != nil {
+		return nil, &SchemaError{Pointer: ptr, Reason: "not valid JSON: " + err.Error()}
+	}
+	return tok, nil
+}
+
+// schema writes the subschema at ptr whose first token is tok.
+func (n *normalizer) schema(tok json.Token, ptr string) error {
+	switch tok {
+	case true, false:
+		if !n.changed {
+			n.changed, n.first = true, ptr
+		}
+		if tok == true {
+			n.out.WriteString(`{}`)
+		} else {
+			n.out.WriteString(`{"not":{}}`)
+		}
+		return nil
+	case json.Delim('{'):
+		return n.schemaObject(ptr)
+	}
+	return &SchemaError{Pointer: ptr, Reason: "a subschema must be a JSON object or a boolean, got " + tokenKind(tok)}
+}
+
+// schemaObject writes the members of a schema object whose '{' has been
+// read.
+func (n *normalizer) schemaObject(ptr string) error {
+	if n.depth++; n.depth > MaxSchemaDepth {
+		return &SchemaError{Pointer: ptr, Reason: fmt.Sprintf("subschemas nest deeper than %d levels", MaxSchemaDepth)}
+	}
+	defer func() { n.depth-- }()
+	return n.members(ptr, func(key, at string) error {
+		switch {
+		case schemaKeywords[key]:
+			tok, err := n.token(at)
+			if err != nil {
+				return err
+			}
+			if key == "items" && tok == json.Delim('[') { // before 2020-12: a tuple
+				return n.schemaArray(at)
+			}
+			return n.schema(tok, at)
+		case schemaArrayKeywords[key]:
+			tok, err := n.token(at)
+			if err != nil {
+				return err
+			}
+			if tok != json.Delim('[') {
+				return &SchemaError{Pointer: at, Reason: key + " must be an array of subschemas, got " + tokenKind(tok)}
+			}
+			return n.schemaArray(at)
+		case schemaMapKeywords[key]:
+			tok, err := n.token(at)
+			if err != nil {
+				return err
+			}
+			if tok != json.Delim('{') {
+				return &SchemaError{Pointer: at, Reason: key + " must be an object of subschemas, got " + tokenKind(tok)}
+			}
+			return n.members(at, func(_, subAt string) error {
+				tok, err := n.token(subAt)
+				if err != nil {
+					return err
+				}
+				if key == "dependencies" && tok == json.Delim('[') { // property names, not a schema
+					return n.rawArray(subAt)
+				}
+				return n.schema(tok, subAt)
+			})
+		}
+		return n.raw(at)
+	})
+}
+
+// members writes an object whose '{' has been read, each value through
+// each, refusing a key given twice.
+func (n *normalizer) members(ptr string, each func(key, at string) error) error {
+	seen := map[string]bool{}
+	n.out.WriteByte('{')
+	for n.dec.More() {
+		tok, err := n.token(ptr)
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		at := ptr + "/" + escapePointer(key)
+		if seen[key] {
+			return &SchemaError{Pointer: at, Reason: fmt.Sprintf("key %q appears twice in one object", key)}
+		}
+		if len(seen) > 0 {
+			n.out.WriteByte(',')
+		}
+		seen[key] = true
+		k, _ := json.Marshal(key)
+		n.out.Write(k)
+		n.out.WriteByte(':')
+		if err := each(key, at); err != nil {
+			return err
+		}
+	}
+	n.out.WriteByte('}')
+	_, err := n.token(ptr) // '}'
+	return err
+}
+
+// schemaArray writes an array of subschemas whose '[' has been read.
+func (n *normalizer) schemaArray(ptr string) error {
+	n.out.WriteByte('[')
+	for i := 0; n.dec.More(); i++ {
+		at := ptr + "/" + strconv.Itoa(i)
+		tok, err := n.token(at)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			n.out.WriteByte(',')
+		}
+		if err := n.schema(tok, at); err != nil {
+			return err
+		}
+	}
+	n.out.WriteByte(']')
+	_, err := n.token(ptr) // ']'
+	return err
+}
+
+// rawArray copies an array of data whose '[' has been read.
+func (n *normalizer) rawArray(ptr string) error {
+	n.out.WriteByte('[')
+	for i := 0; n.dec.More(); i++ {
+		if i > 0 {
+			n.out.WriteByte(',')
+		}
+		if err := n.raw(ptr + "/" + strconv.Itoa(i)); err != nil {
+			return err
+		}
+	}
+	n.out.WriteByte(']')
+	_, err := n.token(ptr) // ']'
+	return err
+}
+
+// raw copies the next value unchanged.
+func (n *normalizer) raw(ptr string) error {
+	var v json.RawMessage
+	if err := n.dec.Decode(&v); err != nil {
+		return &SchemaError{Pointer: ptr, Reason: "not valid JSON: " + err.Error()}
+	}
+	n.out.Write(v)
+	return nil
+}
+
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "an array"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
+}
+
+func escapePointer(token string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
+}
