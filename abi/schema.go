@@ -77,6 +77,23 @@ func NormalizeSchema(schema []byte) ([]byte, error) {
 	return n.out.Bytes(), nil
 }
 
+// CompactSchema is the inverse of NormalizeSchema: every subschema that is
+// {} or {"not": {}} takes its boolean form. It accepts the same documents;
+// validators explain a failed false ("additional properties 'x' not
+// allowed") better than a failed not, so a host validates with this form
+// and serves the normal one. Errors are as NormalizeSchema's.
+func CompactSchema(schema []byte) ([]byte, error) {
+	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema)), compact: true}
+	n.dec.UseNumber()
+	if err := n.root(); err != nil {
+		return nil, err
+	}
+	if !n.changed {
+		return schema, nil
+	}
+	return n.out.Bytes(), nil
+}
+
 // FirstBooleanSubschema returns the JSON Pointer of the first boolean
 // subschema in schema, and whether there is one: what a check that schemas
 // are served as objects looks for. It assumes NormalizeSchema accepts
@@ -97,6 +114,7 @@ type normalizer struct {
 	changed bool
 	first   string // the pointer of the first boolean replaced
 	depth   int
+	compact bool // CompactSchema: objects to booleans
 }
 
 func (n *normalizer) root() error {
@@ -128,6 +146,10 @@ func (n *normalizer) token(ptr string) (json.Token, error) {
 func (n *normalizer) schema(tok json.Token, ptr string) error {
 	switch tok {
 	case true, false:
+		if n.compact {
+			n.out.WriteString(fmt.Sprint(tok))
+			return nil
+		}
 		if !n.changed {
 			n.changed, n.first = true, ptr
 		}
@@ -138,7 +160,26 @@ func (n *normalizer) schema(tok json.Token, ptr string) error {
 		}
 		return nil
 	case json.Delim('{'):
-		return n.schemaObject(ptr)
+		start := n.out.Len()
+		if err := n.schemaObject(ptr); err != nil {
+			return err
+		}
+		if n.compact {
+			// Schema objects are written compact, and an inner {} has
+			// already become true, so the two forms are recognised by
+			// their bytes whatever the input's spacing.
+			switch string(n.out.Bytes()[start:]) {
+			case `{}`:
+				n.out.Truncate(start)
+				n.out.WriteString("true")
+				n.changed = true
+			case `{"not":true}`:
+				n.out.Truncate(start)
+				n.out.WriteString("false")
+				n.changed = true
+			}
+		}
+		return nil
 	}
 	return &SchemaError{Pointer: ptr, Reason: "a subschema must be a JSON object or a boolean, got " + tokenKind(tok)}
 }

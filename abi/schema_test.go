@@ -103,3 +103,23 @@ func TestNormalizeSchemaRefuses(t *testing.T) {
 		})
 	}
 }
+
+// CompactSchema undoes NormalizeSchema, for validators' messages.
+func TestCompactSchema(t *testing.T) {
+	in := `{"type":"object","properties":{"a":true,"b":{ "not" : { } },"c":{"type":"string"}},"additionalProperties":false,"const":{}}`
+	norm, err := abi.NormalizeSchema([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := abi.CompactSchema(norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"object","properties":{"a":true,"b":false,"c":{"type":"string"}},"additionalProperties":false,"const":{}}`
+	if string(got) != want {
+		t.Errorf("CompactSchema(%s)\n= %s\nwant %s", norm, got, want)
+	}
+	if same, _ := abi.CompactSchema([]byte(`{"type":"object"}`)); string(same) != `{"type":"object"}` {
+		t.Errorf("the root became %s", same)
+	}
+}
