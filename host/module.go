@@ -218,3 +218,12 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 func (m *Module) Close(ctx context.Context) error {
 	return m.compiled.Close(ctx)
 }
+
+// OpenWorld reports whether the module may reach beyond the host: the
+// operator granted it egress to at least one host (MCP openWorldHint).
+// Without one it may still import toolhost_v1, but every request it makes
+// is refused.
+func (m *Module) OpenWorld() bool {
+	g := m.rt.egress.grants[moduleName(m.Path)]
+	return g != nil && len(g.hosts) > 0
+}

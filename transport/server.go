@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -174,10 +175,13 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 		Description: t.Description,
 		InputSchema: json.RawMessage(t.InputSchema),
 		Annotations: &mcp.ToolAnnotations{
-			Title:          t.Title,
-			IdempotentHint: t.Idempotent,
-			ReadOnlyHint:   t.ReadOnly,
+			Title:           t.Title,
+			IdempotentHint:  t.Idempotent,
+			ReadOnlyHint:    t.ReadOnly,
+			DestructiveHint: new(t.Destructive),
+			OpenWorldHint:   new(t.OpenWorld),
 		},
+		Icons: mcpIcons(t.Icons),
 	}
 	if len(t.OutputSchema) > 0 {
 		tool.OutputSchema = json.RawMessage(t.OutputSchema)
@@ -192,6 +196,15 @@ func wireName(t *registry.Tool) string {
 		return registry.SafeName(t.Name)
 	}
 	return t.WireName
+}
+
+// mcpIcons passes a manifest's icons through unchanged.
+func mcpIcons(icons []abi.Icon) []mcp.Icon {
+	var out []mcp.Icon
+	for _, ic := range icons {
+		out = append(out, mcp.Icon{Source: ic.Src, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: mcp.IconTheme(ic.Theme)})
+	}
+	return out
 }
 
 // MCP returns the underlying SDK server, to connect other transports.
