@@ -129,6 +129,9 @@ func TestLoadedSchemasAreServedAsObjects(t *testing.T) {
 	if get := listed["json.get"]; get == nil || get.OutputSchema == nil {
 		t.Error("json.get is not listed with its output schema")
 	}
+	if b := listed["wat.boolschema"]; b == nil || len(b.Icons) != 1 || b.Icons[0].Source != "https://example.com/bool.png" {
+		t.Errorf("wat.boolschema is not listed with its icon: %+v", b)
+	}
 }
 
 func listTools(t *testing.T, res *loader.Result) map[string]*mcp.Tool {
@@ -156,4 +159,51 @@ func listTools(t *testing.T, res *loader.Result) map[string]*mcp.Tool {
 		out[name] = tl
 	}
 	return out
+}
+
+// The operator's read_only override keeps destructiveHint truthful: a tool
+// made read-only is not destructive; a read-only tool made writable takes
+// MCP's default (destructive) as its manifest declared none.
+func TestRecordDestructiveFollowsOverride(t *testing.T) {
+	ctx := context.Background()
+	rt, err := host.New(ctx, host.Config{CacheDir: "off", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	load := func(name string) (*host.Module, abi.Tool) {
+		m, err := rt.LoadFile(ctx, testwasm.WAT(t, "host/testdata/wat/"+name+".wat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, m.Tools[0]
+	}
+	yes, no := true, false
+	writer, wt := load("garbage")     // not read-only: destructive by default
+	reader, rdt := load("boolschema") // read-only
+	tests := []struct {
+		name string
+		m    *host.Module
+		t    abi.Tool
+		o    loader.Override
+		want bool
+	}{
+		{"writer as declared", writer, wt, loader.Override{}, true},
+		{"writer made read-only", writer, wt, loader.Override{ReadOnly: &yes}, false},
+		{"reader as declared", reader, rdt, loader.Override{}, false},
+		{"reader made writable", reader, rdt, loader.Override{ReadOnly: &no}, true},
+	}
+	for _, tt := range tests {
+		if got := loader.Record(tt.m, tt.t, tt.o).Destructive; got != tt.want {
+			t.Errorf("%s: Destructive %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	// The other manifest fields reach the record as declared.
+	if rec := loader.Record(reader, rdt, loader.Override{}); rec.Instances != abi.InstancesReuse ||
+		len(rec.Icons) != 1 || rec.Icons[0].Src != "https://example.com/bool.png" {
+		t.Errorf("boolschema: instances %q icons %+v", rec.Instances, rec.Icons)
+	}
+	if rec := loader.Record(writer, wt, loader.Override{}); rec.Instances != abi.InstancesFresh || rec.Icons != nil {
+		t.Errorf("garbage: instances %q icons %+v", rec.Instances, rec.Icons)
+	}
 }

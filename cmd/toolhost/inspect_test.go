@@ -53,7 +53,7 @@ func TestInspectPrintsNormalForm(t *testing.T) {
 	if res.String() != `{"type":"object","properties":{"value":{}},"required":["value"],"additionalProperties":{"not":{}}}` {
 		t.Errorf("output schema %s", &res)
 	}
-	if tl.Destructive == nil || *tl.Destructive || tl.Instances != "fresh" {
-		t.Errorf("destructive %v instances %q, want false and fresh", tl.Destructive, tl.Instances)
+	if tl.Destructive == nil || *tl.Destructive || tl.Instances != "reuse" {
+		t.Errorf("destructive %v instances %q, want false and reuse", tl.Destructive, tl.Instances)
 	}
 }
