@@ -1,6 +1,8 @@
 package abi_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -122,4 +124,41 @@ func TestCompactSchema(t *testing.T) {
 	if same, _ := abi.CompactSchema([]byte(`{"type":"object"}`)); string(same) != `{"type":"object"}` {
 		t.Errorf("the root became %s", same)
 	}
+}
+
+// Whatever the bytes, NormalizeSchema never panics, and what it returns is
+// JSON in normal form that it returns unchanged, and that CompactSchema
+// takes back.
+func FuzzNormalizeSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"value":true},"additionalProperties":false}`,
+		`{"items":[true,{"not":false}],"dependencies":{"a":["b"],"c":false}}`,
+		`{"allOf":[{"if":true,"then":false}],"$defs":{"x":{"enum":[true]}}}`,
+		`{"properties":{"a":5}}`, `{"a":1,"a":2}`, `true`, `{`, `{"not":{"not":{"not":true}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out, err := abi.NormalizeSchema(in)
+		if err != nil {
+			var se *abi.SchemaError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v is not a *SchemaError", err, err)
+			}
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("NormalizeSchema(%q) = %q: not JSON", in, out)
+		}
+		if p, found := abi.FirstBooleanSubschema(out); found {
+			t.Fatalf("NormalizeSchema(%q) = %q: boolean at %s", in, out, p)
+		}
+		again, err := abi.NormalizeSchema(out)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("not idempotent on %q: %q, %v", out, again, err)
+		}
+		if c, err := abi.CompactSchema(out); err != nil || !json.Valid(c) {
+			t.Fatalf("CompactSchema(%q) = %q, %v", out, c, err)
+		}
+	})
 }
