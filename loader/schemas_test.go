@@ -18,7 +18,8 @@ import (
 	"github.com/toolhost/toolhost/transport"
 )
 
-// Every example module (tools-src/*) and every fixture tool module that
+// Every example module (tools-src/*, and tools-src-c/* when clang is
+// there) and every fixture tool module that
 // loads has its schemas in normal form after load, and an MCP client is
 // served object schemas only, whatever SDK (or none) wrote them; hints
 // follow the manifest and the egress grant. A module whose schema cannot
@@ -39,6 +40,16 @@ func TestLoadedSchemasAreServedAsObjects(t *testing.T) {
 	}
 	if len(exampleFiles) < 4 {
 		t.Fatalf("found %d example modules", len(exampleFiles))
+	}
+	// The C examples, where clang can build them (a subtest, so that
+	// without clang only it is skipped).
+	cExamples, _ := filepath.Glob(filepath.Join(testwasm.Root(t), "tools-src-c", "*"))
+	for _, d := range cExamples {
+		name := filepath.Base(d)
+		t.Run("build C "+name, func(t *testing.T) {
+			copyFile(t, testwasm.C(t, "tools-src-c/"+name), filepath.Join(dir, "c-"+name+".wasm"))
+			exampleFiles["c-"+name+".wasm"] = true
+		})
 	}
 	for _, pkg := range []string{"egress", "misbehave"} {
 		copyFile(t, testwasm.Go(t, "./host/testdata/"+pkg), filepath.Join(dir, "fixture-"+pkg+".wasm"))
