@@ -1,13 +1,16 @@
 package host_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
 )
 
-// A module is open-world exactly when its grant names a host: no grant, or
-// a grant that reaches nothing, keeps it closed.
+// A module is open-world exactly when its grant names a host and it
+// imports the egress functions: no grant, a grant that reaches nothing, or
+// a module with nothing to call keeps it closed.
 func TestModuleOpenWorld(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -25,4 +28,15 @@ func TestModuleOpenWorld(t *testing.T) {
 			}
 		})
 	}
+	t.Run("grant, no egress imports", func(t *testing.T) {
+		path := watPath(t, "echo")
+		rt := newRuntime(t, host.Config{Egress: host.Egress{Grants: map[string]host.Grant{filepath.Base(path): *loopbackGrant()}}})
+		m, err := rt.LoadFile(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.OpenWorld() {
+			t.Error("echo.wat imports nothing, yet OpenWorld() = true")
+		}
+	})
 }
