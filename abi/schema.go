@@ -112,38 +112,57 @@ type normalizer struct {
 	dec     *json.Decoder
 	out     bytes.Buffer
 	changed bool
-	first   string // the pointer of the first boolean replaced
-	depth   int
-	compact bool // CompactSchema: objects to booleans
+	first   string   // the pointer of the first boolean replaced
+	path    []string // where the walk is: reference tokens, unescaped
+	depth   int      // schema objects open
+	compact bool     // CompactSchema: objects to booleans
+}
+
+// pointer renders the current path as a JSON Pointer. Built only for an
+// error or the first boolean: a wide schema has thousands of keys.
+func (n *normalizer) pointer() string {
+	var b strings.Builder
+	for _, tok := range n.path {
+		b.WriteByte('/')
+		pointerEscaper.WriteString(&b, tok)
+	}
+	return b.String()
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+func (n *normalizer) fail(format string, args ...any) error {
+	return &SchemaError{Pointer: n.pointer(), Reason: fmt.Sprintf(format, args...)}
 }
 
 func (n *normalizer) root() error {
-	tok, err := n.token("")
+	tok, err := n.token()
 	if err != nil {
 		return err
 	}
 	if tok != json.Delim('{') {
-		return &SchemaError{Reason: "a schema must be a JSON object, got " + tokenKind(tok)}
+		return n.fail("a schema must be a JSON object, got %s", tokenKind(tok))
 	}
-	if err := n.schemaObject(""); err != nil {
+	if err := n.schemaObject(); err != nil {
 		return err
 	}
 	if !atEOF(n.dec) {
-		return &SchemaError{Reason: "trailing data after the schema"}
+		return n.fail("trailing data after the schema")
 	}
 	return nil
 }
 
-func (n *normalizer) token(ptr string) (json.Token, error) {
+func (n *normalizer) token() (json.Token, error) {
 	tok, err := n.dec.Token()
 	if err != nil {
-		return nil, &SchemaError{Pointer: ptr, Reason: "not valid JSON: " + err.Error()}
+		return nil, n.fail("not valid JSON: %v", err)
 	}
 	return tok, nil
 }
 
-// schema writes the subschema at ptr whose first token is tok.
-func (n *normalizer) schema(tok json.Token, ptr string) error {
+// schema writes the subschema at the current path whose first token is
+// tok.
+func (n *normalizer) schema(tok json.Token) error {
 	switch tok {
 	case true, false:
 		if n.compact {
@@ -151,7 +170,7 @@ func (n *normalizer) schema(tok json.Token, ptr string) error {
 			return nil
 		}
 		if !n.changed {
-			n.changed, n.first = true, ptr
+			n.changed, n.first = true, n.pointer()
 		}
 		if tok == true {
 			n.out.WriteString(`{}`)
@@ -161,7 +180,7 @@ func (n *normalizer) schema(tok json.Token, ptr string) error {
 		return nil
 	case json.Delim('{'):
 		start := n.out.Len()
-		if err := n.schemaObject(ptr); err != nil {
+		if err := n.schemaObject(); err != nil {
 			return err
 		}
 		if n.compact {
@@ -181,135 +200,154 @@ func (n *normalizer) schema(tok json.Token, ptr string) error {
 		}
 		return nil
 	}
-	return &SchemaError{Pointer: ptr, Reason: "a subschema must be a JSON object or a boolean, got " + tokenKind(tok)}
+	return n.fail("a subschema must be a JSON object or a boolean, got %s", tokenKind(tok))
 }
 
 // schemaObject writes the members of a schema object whose '{' has been
 // read.
-func (n *normalizer) schemaObject(ptr string) error {
+func (n *normalizer) schemaObject() error {
 	if n.depth++; n.depth > MaxSchemaDepth {
-		return &SchemaError{Pointer: ptr, Reason: fmt.Sprintf("subschemas nest deeper than %d levels", MaxSchemaDepth)}
+		return n.fail("subschemas nest deeper than %d levels", MaxSchemaDepth)
 	}
 	defer func() { n.depth-- }()
-	return n.members(ptr, func(key, at string) error {
+	return n.members(func(key string) error {
 		switch {
 		case schemaKeywords[key]:
-			tok, err := n.token(at)
+			tok, err := n.token()
 			if err != nil {
 				return err
 			}
 			if key == "items" && tok == json.Delim('[') { // before 2020-12: a tuple
-				return n.schemaArray(at)
+				return n.schemaArray()
 			}
-			return n.schema(tok, at)
+			return n.schema(tok)
 		case schemaArrayKeywords[key]:
-			tok, err := n.token(at)
+			tok, err := n.token()
 			if err != nil {
 				return err
 			}
 			if tok != json.Delim('[') {
-				return &SchemaError{Pointer: at, Reason: key + " must be an array of subschemas, got " + tokenKind(tok)}
+				return n.fail("%s must be an array of subschemas, got %s", key, tokenKind(tok))
 			}
-			return n.schemaArray(at)
+			return n.schemaArray()
 		case schemaMapKeywords[key]:
-			tok, err := n.token(at)
+			tok, err := n.token()
 			if err != nil {
 				return err
 			}
 			if tok != json.Delim('{') {
-				return &SchemaError{Pointer: at, Reason: key + " must be an object of subschemas, got " + tokenKind(tok)}
+				return n.fail("%s must be an object of subschemas, got %s", key, tokenKind(tok))
 			}
-			return n.members(at, func(_, subAt string) error {
-				tok, err := n.token(subAt)
+			return n.members(func(string) error {
+				tok, err := n.token()
 				if err != nil {
 					return err
 				}
 				if key == "dependencies" && tok == json.Delim('[') { // property names, not a schema
-					return n.rawArray(subAt)
+					return n.rawArray()
 				}
-				return n.schema(tok, subAt)
+				return n.schema(tok)
 			})
 		}
-		return n.raw(at)
+		return n.raw()
 	})
 }
 
 // members writes an object whose '{' has been read, each value through
-// each, refusing a key given twice.
-func (n *normalizer) members(ptr string, each func(key, at string) error) error {
-	seen := map[string]bool{}
+// each (with the key on the path), refusing a key given twice.
+func (n *normalizer) members(each func(key string) error) error {
+	var seen map[string]bool
 	n.out.WriteByte('{')
-	for n.dec.More() {
-		tok, err := n.token(ptr)
+	for i := 0; n.dec.More(); i++ {
+		tok, err := n.token()
 		if err != nil {
 			return err
 		}
 		key, _ := tok.(string)
-		at := ptr + "/" + escapePointer(key)
-		if seen[key] {
-			return &SchemaError{Pointer: at, Reason: fmt.Sprintf("key %q appears twice in one object", key)}
+		n.path = append(n.path, key)
+		if seen == nil {
+			seen = map[string]bool{}
 		}
-		if len(seen) > 0 {
-			n.out.WriteByte(',')
+		if seen[key] {
+			return n.fail("key %q appears twice in one object", key)
 		}
 		seen[key] = true
-		k, _ := json.Marshal(key)
-		n.out.Write(k)
+		if i > 0 {
+			n.out.WriteByte(',')
+		}
+		writeKey(&n.out, key)
 		n.out.WriteByte(':')
-		if err := each(key, at); err != nil {
+		if err := each(key); err != nil {
 			return err
 		}
+		n.path = n.path[:len(n.path)-1]
 	}
 	n.out.WriteByte('}')
-	_, err := n.token(ptr) // '}'
+	_, err := n.token() // '}'
 	return err
 }
 
 // schemaArray writes an array of subschemas whose '[' has been read.
-func (n *normalizer) schemaArray(ptr string) error {
+func (n *normalizer) schemaArray() error {
 	n.out.WriteByte('[')
 	for i := 0; n.dec.More(); i++ {
-		at := ptr + "/" + strconv.Itoa(i)
-		tok, err := n.token(at)
+		n.path = append(n.path, strconv.Itoa(i))
+		tok, err := n.token()
 		if err != nil {
 			return err
 		}
 		if i > 0 {
 			n.out.WriteByte(',')
 		}
-		if err := n.schema(tok, at); err != nil {
+		if err := n.schema(tok); err != nil {
 			return err
 		}
+		n.path = n.path[:len(n.path)-1]
 	}
 	n.out.WriteByte(']')
-	_, err := n.token(ptr) // ']'
+	_, err := n.token() // ']'
 	return err
 }
 
 // rawArray copies an array of data whose '[' has been read.
-func (n *normalizer) rawArray(ptr string) error {
+func (n *normalizer) rawArray() error {
 	n.out.WriteByte('[')
 	for i := 0; n.dec.More(); i++ {
 		if i > 0 {
 			n.out.WriteByte(',')
 		}
-		if err := n.raw(ptr + "/" + strconv.Itoa(i)); err != nil {
+		if err := n.raw(); err != nil {
 			return err
 		}
 	}
 	n.out.WriteByte(']')
-	_, err := n.token(ptr) // ']'
+	_, err := n.token() // ']'
 	return err
 }
 
 // raw copies the next value unchanged.
-func (n *normalizer) raw(ptr string) error {
+func (n *normalizer) raw() error {
 	var v json.RawMessage
 	if err := n.dec.Decode(&v); err != nil {
-		return &SchemaError{Pointer: ptr, Reason: "not valid JSON: " + err.Error()}
+		return n.fail("not valid JSON: %v", err)
 	}
 	n.out.Write(v)
 	return nil
+}
+
+// writeKey writes key as a JSON string: as is when nothing in it needs
+// escaping, the common case.
+func writeKey(b *bytes.Buffer, key string) {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			k, _ := json.Marshal(key)
+			b.Write(k)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(key)
+	b.WriteByte('"')
 }
 
 func tokenKind(tok json.Token) string {
@@ -327,8 +365,4 @@ func tokenKind(tok json.Token) string {
 		return "null"
 	}
 	return "a number"
-}
-
-func escapePointer(token string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(token)
 }
