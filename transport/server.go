@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -196,15 +195,6 @@ func wireName(t *registry.Tool) string {
 		return registry.SafeName(t.Name)
 	}
 	return t.WireName
-}
-
-// mcpIcons passes a manifest's icons through unchanged.
-func mcpIcons(icons []abi.Icon) []mcp.Icon {
-	var out []mcp.Icon
-	for _, ic := range icons {
-		out = append(out, mcp.Icon{Source: ic.Src, MIMEType: ic.MIMEType, Sizes: ic.Sizes, Theme: mcp.IconTheme(ic.Theme)})
-	}
-	return out
 }
 
 // MCP returns the underlying SDK server, to connect other transports.
