@@ -64,17 +64,7 @@ var (
 // than MaxSchemaDepth. The schema itself must be a JSON object; whether it
 // is a valid JSON Schema is for a schema compiler.
 func NormalizeSchema(schema []byte) ([]byte, error) {
-	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema))}
-	// Numbers stay as written: bounds and constants must not pass
-	// through float64.
-	n.dec.UseNumber()
-	if err := n.root(); err != nil {
-		return nil, err
-	}
-	if !n.changed {
-		return schema, nil
-	}
-	return n.out.Bytes(), nil
+	return walkSchema(schema, false)
 }
 
 // CompactSchema is the inverse of NormalizeSchema: every subschema that is
@@ -83,8 +73,25 @@ func NormalizeSchema(schema []byte) ([]byte, error) {
 // allowed") better than a failed not, so a host validates with this form
 // and serves the normal one. Errors are as NormalizeSchema's.
 func CompactSchema(schema []byte) ([]byte, error) {
-	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema)), compact: true}
-	n.dec.UseNumber()
+	return walkSchema(schema, true)
+}
+
+// FirstBooleanSubschema returns the JSON Pointer of the first boolean
+// subschema in schema, and whether there is one: what a check that schemas
+// are served as objects looks for. It assumes NormalizeSchema accepts
+// schema.
+func FirstBooleanSubschema(schema []byte) (string, bool) {
+	n := newNormalizer(schema, false)
+	if err := n.root(); err != nil || !n.changed {
+		return "", false
+	}
+	return n.first, true
+}
+
+// walkSchema rewrites schema towards the object form or, compact, the
+// boolean form; schema itself when nothing changed.
+func walkSchema(schema []byte, compact bool) ([]byte, error) {
+	n := newNormalizer(schema, compact)
 	if err := n.root(); err != nil {
 		return nil, err
 	}
@@ -94,17 +101,13 @@ func CompactSchema(schema []byte) ([]byte, error) {
 	return n.out.Bytes(), nil
 }
 
-// FirstBooleanSubschema returns the JSON Pointer of the first boolean
-// subschema in schema, and whether there is one: what a check that schemas
-// are served as objects looks for. It assumes NormalizeSchema accepts
-// schema.
-func FirstBooleanSubschema(schema []byte) (string, bool) {
-	n := normalizer{dec: json.NewDecoder(bytes.NewReader(schema))}
+func newNormalizer(schema []byte, compact bool) *normalizer {
+	n := &normalizer{dec: json.NewDecoder(bytes.NewReader(schema)), compact: compact}
+	// Values are copied as written; this keeps Token from failing on a
+	// number no float64 holds (1e400) where a subschema belongs, so the
+	// error says what is there.
 	n.dec.UseNumber()
-	if err := n.root(); err != nil || !n.changed {
-		return "", false
-	}
-	return n.first, true
+	return n
 }
 
 // normalizer streams one schema from dec to out.

@@ -82,6 +82,7 @@ func TestNormalizeSchemaRefuses(t *testing.T) {
 		{"not JSON", `{"a":`, "/a", "not valid JSON"},
 		{"trailing data", `{} {}`, "", "trailing data"},
 		{"property a number", `{"properties":{"a":5}}`, "/properties/a", "got a number"},
+		{"property a huge number", `{"properties":{"a":1e400}}`, "/properties/a", "got a number"},
 		{"property null", `{"properties":{"a/b~c":null}}`, "/properties/a~1b~0c", "got null"},
 		{"items a string", `{"items":"string"}`, "/items", "got a string"},
 		{"not an array", `{"not":[]}`, "/not", "got an array"},
