@@ -3,10 +3,13 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
-// Manifest is the JSON document toolhost_describe returns.
+// Manifest is the JSON document toolhost_describe returns (after
+// ParseManifest, with its schemas in normal form).
 //
 // TimeoutMS, Idempotent and ReadOnly at the top level are the module's
 // defaults; each tool inherits them unless it sets its own. Use Resolve to
@@ -30,6 +33,15 @@ type ToolSpec struct {
 	TimeoutMS    *int            `json:"timeout_ms,omitempty"`
 	Idempotent   *bool           `json:"idempotent,omitempty"`
 	ReadOnly     *bool           `json:"read_only,omitempty"`
+	// Destructive says the tool may destroy or overwrite what it changes
+	// (MCP destructiveHint). Nil: false for a read-only tool, true
+	// otherwise, as MCP's defaults.
+	Destructive *bool `json:"destructive,omitempty"`
+	// Instances says whether the host may serve calls from a warm
+	// instance; empty means InstancesFresh.
+	Instances Instances `json:"instances,omitempty"`
+	// Icons are passed through to MCP clients.
+	Icons []Icon `json:"icons,omitempty"`
 }
 
 // Tool is a tool with every default resolved: what a registry keeps.
@@ -42,13 +54,18 @@ type Tool struct {
 	TimeoutMS    int             `json:"timeout_ms"`
 	Idempotent   bool            `json:"idempotent"`
 	ReadOnly     bool            `json:"read_only"`
+	Destructive  bool            `json:"destructive"`
+	Instances    Instances       `json:"instances"`
+	Icons        []Icon          `json:"icons,omitempty"`
 }
 
 // ParseManifest decodes and checks a manifest: valid UTF-8 JSON, abi equal to
 // Version, at least one tool, valid and unique names, an input schema that is
-// a JSON object with "type": "object", an output schema (if any) that is a
-// JSON object, and positive timeouts. Whether each schema is a valid JSON
-// Schema is for the registry, which compiles it.
+// a JSON object with "type": "object", an output schema (if any) that is one
+// too, schemas every MCP client accepts (see NormalizeSchema; the returned
+// manifest holds their normal form), positive timeouts, valid icons and
+// instances, and no tool both read-only and destructive. Whether each
+// schema is a valid JSON Schema is for the registry, which compiles it.
 func ParseManifest(b []byte) (*Manifest, error) {
 	if !utf8.Valid(b) {
 		return nil, contractErrorf("manifest", "not valid UTF-8")
@@ -79,6 +96,9 @@ func ParseManifest(b []byte) (*Manifest, error) {
 			return nil, contractErrorf("manifest", "tool %q is declared twice", m.Tools[i].Name)
 		}
 		seen[m.Tools[i].Name] = true
+		if pick(m.Tools[i].ReadOnly, m.ReadOnly, false) && pick(m.Tools[i].Destructive, nil, false) {
+			return nil, contractErrorf("manifest", "tool %q: read_only and destructive are both true; a read-only tool changes nothing (set read_only false on the tool)", m.Tools[i].Name)
+		}
 	}
 	return &m, nil
 }
@@ -99,8 +119,41 @@ func (t *ToolSpec) check(i int) error {
 		if err := json.Unmarshal(t.OutputSchema, &out); err != nil || out == nil {
 			return contractErrorf("manifest", "tool %q: output_schema must be a JSON object", t.Name)
 		}
+		// MCP clients (the TypeScript SDK among them) refuse a whole
+		// tools/list whose output schema is not an object schema.
+		if string(bytes.TrimSpace(out["type"])) != `"object"` {
+			return contractErrorf("manifest", `tool %q: output_schema must have "type": "object" (MCP results are objects; wrap other values, e.g. {"value": ...})`, t.Name)
+		}
+	}
+	if err := t.normalizeSchemas(); err != nil {
+		return err
+	}
+	if err := t.Instances.check(); err != nil {
+		return contractErrorf("manifest", "tool %q: %v", t.Name, err)
+	}
+	for j, ic := range t.Icons {
+		if err := ic.check(); err != nil {
+			return contractErrorf("manifest", "tool %q: icons[%d]: %v", t.Name, j, err)
+		}
 	}
 	return checkTimeout("tool "+t.Name, t.TimeoutMS)
+}
+
+// normalizeSchemas replaces the tool's schemas by their normal form.
+func (t *ToolSpec) normalizeSchemas() error {
+	in, err := NormalizeSchema(t.InputSchema)
+	if err != nil {
+		return contractErrorf("manifest", "tool %q: input_schema %v", t.Name, err)
+	}
+	t.InputSchema = in
+	if len(t.OutputSchema) > 0 {
+		out, err := NormalizeSchema(t.OutputSchema)
+		if err != nil {
+			return contractErrorf("manifest", "tool %q: output_schema %v", t.Name, err)
+		}
+		t.OutputSchema = out
+	}
+	return nil
 }
 
 func checkTimeout(who string, ms *int) error {
@@ -124,6 +177,12 @@ func (m *Manifest) Resolve() []Tool {
 			TimeoutMS:    pick(s.TimeoutMS, m.TimeoutMS, DefaultTimeoutMS),
 			Idempotent:   pick(s.Idempotent, m.Idempotent, false),
 			ReadOnly:     pick(s.ReadOnly, m.ReadOnly, false),
+			Instances:    s.Instances,
+			Icons:        s.Icons,
+		}
+		tools[i].Destructive = !tools[i].ReadOnly && pick(s.Destructive, nil, true)
+		if tools[i].Instances == "" {
+			tools[i].Instances = InstancesFresh
 		}
 	}
 	return tools
@@ -137,4 +196,65 @@ func pick[T any](own, module *T, def T) T {
 		return *module
 	}
 	return def
+}
+
+// Instances is a tool's instance policy.
+type Instances string
+
+// The instance policies.
+const (
+	// InstancesFresh: every call gets a new instance (the default).
+	InstancesFresh Instances = "fresh"
+	// InstancesReuse: the tool keeps no state between calls that it
+	// relies on, so the host may serve a caller's calls from one warm
+	// instance.
+	InstancesReuse Instances = "reuse"
+)
+
+func (i Instances) check() error {
+	switch i {
+	case "", InstancesFresh, InstancesReuse:
+		return nil
+	}
+	return fmt.Errorf(`instances is %q; want "fresh" or "reuse"`, string(i))
+}
+
+// Icon is an MCP icon object (MCP 2025-11-25), passed through to clients in
+// tools/list.
+type Icon struct {
+	// Src is an https: URL or a data: URI of the image.
+	Src string `json:"src"`
+	// MIMEType, when set, is an image type such as "image/png".
+	MIMEType string `json:"mimeType,omitempty"`
+	// Sizes are sizes such as "48x48", or "any" for a scalable image.
+	Sizes []string `json:"sizes,omitempty"`
+	// Theme, when set, is "light" or "dark": the background it suits.
+	Theme string `json:"theme,omitempty"`
+}
+
+// check refuses what a careful client would refuse: MCP asks clients to
+// reject icon URIs with other schemes (javascript:, file:, http: in clear).
+func (ic Icon) check() error {
+	if !strings.HasPrefix(ic.Src, "https://") && !strings.HasPrefix(ic.Src, "data:image/") {
+		return fmt.Errorf("src must be an https: URL or a data:image/ URI, got %q", truncate(ic.Src, 40))
+	}
+	if ic.MIMEType != "" && !strings.HasPrefix(ic.MIMEType, "image/") {
+		return fmt.Errorf("mimeType %q is not an image type", ic.MIMEType)
+	}
+	for _, sz := range ic.Sizes {
+		if sz == "" {
+			return fmt.Errorf("sizes holds an empty string")
+		}
+	}
+	if ic.Theme != "" && ic.Theme != "light" && ic.Theme != "dark" {
+		return fmt.Errorf(`theme is %q; want "light" or "dark"`, ic.Theme)
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

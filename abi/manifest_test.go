@@ -65,10 +65,13 @@ func TestParseManifestValid(t *testing.T) {
 		TimeoutMS:    2000,
 		Idempotent:   true,
 		ReadOnly:     true,
+		Instances:    abi.InstancesFresh,
 	}, {
 		Name:        "text.upper",
 		InputSchema: m.Tools[1].InputSchema,
 		TimeoutMS:   abi.DefaultTimeoutMS,
+		Destructive: true, // MCP's default for a tool that is not read-only
+		Instances:   abi.InstancesFresh,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolve() =\n%+v\nwant\n%+v", got, want)
@@ -194,6 +197,26 @@ func TestParseManifestInvalid(t *testing.T) {
 		{"output_schema string", manifest("", tool("t", `"output_schema":"x"`)), []string{"output_schema must be a JSON object"}},
 		{"output_schema null", manifest("", tool("t", `"output_schema":null`)), []string{"output_schema must be a JSON object"}},
 		{"output_schema number", manifest("", tool("t", `"output_schema":1`)), []string{"output_schema must be a JSON object"}},
+		{"output_schema no type", manifest("", tool("t", `"output_schema":{}`)), []string{`"t"`, `output_schema must have "type": "object"`}},
+		{"output_schema type array", manifest("", tool("t", `"output_schema":{"type":"array"}`)), []string{`output_schema must have "type": "object"`}},
+		{"input property a number", manifest("", `{"name":"t","input_schema":{"type":"object","properties":{"a":5}}}`),
+			[]string{`tool "t": input_schema at /properties/a: a subschema must be a JSON object or a boolean, got a number`}},
+		{"output items a string", manifest("", tool("t", `"output_schema":{"type":"object","properties":{"a":{"items":"x"}}}`)),
+			[]string{`tool "t": output_schema at /properties/a/items: a subschema must be a JSON object or a boolean, got a string`}},
+		{"input anyOf an object", manifest("", `{"name":"t","input_schema":{"type":"object","anyOf":{"a":{}}}}`),
+			[]string{`input_schema at /anyOf: anyOf must be an array of subschemas, got an object`}},
+		{"input duplicate key", manifest("", `{"name":"t","input_schema":{"type":"object","properties":{"a":{},"a":{"type":"string"}}}}`),
+			[]string{`input_schema at /properties/a: key "a" appears twice`}},
+		{"read_only and destructive", manifest("", tool("t", `"read_only":true,"destructive":true`)), []string{`tool "t": read_only and destructive are both true`}},
+		{"module read_only, tool destructive", manifest(`"read_only":true`, tool("t", `"destructive":true`)), []string{"read_only and destructive"}},
+		{"destructive not bool", manifest("", tool("t", `"destructive":"no"`)), []string{"not valid JSON"}},
+		{"instances unknown", manifest("", tool("t", `"instances":"pooled"`)), []string{`tool "t"`, `instances is "pooled"; want "fresh" or "reuse"`}},
+		{"icon without src", manifest("", tool("t", `"icons":[{"mimeType":"image/png"}]`)), []string{`tool "t": icons[0]: src must be an https: URL`}},
+		{"icon javascript", manifest("", tool("t", `"icons":[{"src":"javascript:alert(1)"}]`)), []string{"icons[0]", "javascript:alert(1)"}},
+		{"icon http", manifest("", tool("t", `"icons":[{"src":"http://example.com/i.png"}]`)), []string{"icons[0]", "https:"}},
+		{"icon mime", manifest("", tool("t", `"icons":[{"src":"https://example.com/i.png","mimeType":"text/html"}]`)), []string{`mimeType "text/html"`}},
+		{"icon theme", manifest("", tool("t", `"icons":[{"src":"https://example.com/i.png"},{"src":"https://example.com/j.png","theme":"blue"}]`)), []string{"icons[1]", `theme is "blue"`}},
+		{"icon empty size", manifest("", tool("t", `"icons":[{"src":"https://example.com/i.png","sizes":[""]}]`)), []string{"sizes holds an empty string"}},
 		{"module timeout 0", manifest(`"timeout_ms":0`, tool("t")), []string{"module", "timeout_ms must be > 0", "got 0"}},
 		{"module timeout -1", manifest(`"timeout_ms":-1`, tool("t")), []string{"module", "got -1"}},
 		{"module timeout float", manifest(`"timeout_ms":1.5`, tool("t")), []string{"not valid JSON"}},
@@ -229,5 +252,50 @@ func TestParseManifestNameEdges(t *testing.T) {
 		if _, err := abi.ParseManifest([]byte(manifest("", tool(name)))); err != nil {
 			t.Errorf("name %q: %v", name, err)
 		}
+	}
+}
+
+// The optional fields of ABI v1: destructive resolves to MCP's defaults,
+// instances to fresh, icons pass through, and the schemas come back in
+// normal form (no boolean subschemas).
+func TestParseManifestOptionalFields(t *testing.T) {
+	doc := manifest(`"read_only":true`,
+		tool("reader"),
+		tool("append", `"read_only":false,"destructive":false,"instances":"reuse"`),
+		tool("delete", `"read_only":false`),
+		tool("wipe", `"read_only":false,"destructive":true,"instances":"fresh","icons":[{"src":"https://example.com/wipe.png","mimeType":"image/png","sizes":["48x48"],"theme":"dark"},{"src":"data:image/svg+xml;base64,PHN2Zy8+"}]`),
+		`{"name":"json.get","input_schema":{"type":"object","properties":{"doc":true}},"output_schema":{"type":"object","properties":{"value":true},"additionalProperties":false}}`,
+	)
+	m, err := abi.ParseManifest([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type flags struct {
+		ro, destructive bool
+		instances       abi.Instances
+		icons           int
+	}
+	want := map[string]flags{
+		"reader":   {true, false, abi.InstancesFresh, 0},
+		"append":   {false, false, abi.InstancesReuse, 0},
+		"delete":   {false, true, abi.InstancesFresh, 0},
+		"wipe":     {false, true, abi.InstancesFresh, 2},
+		"json.get": {true, false, abi.InstancesFresh, 0},
+	}
+	tools := m.Resolve()
+	for _, tl := range tools {
+		got := flags{tl.ReadOnly, tl.Destructive, tl.Instances, len(tl.Icons)}
+		if got != want[tl.Name] {
+			t.Errorf("%s: %+v, want %+v", tl.Name, got, want[tl.Name])
+		}
+	}
+	wipe := tools[3].Icons[0]
+	if wipe.Src != "https://example.com/wipe.png" || wipe.MIMEType != "image/png" || wipe.Sizes[0] != "48x48" || wipe.Theme != "dark" {
+		t.Errorf("icon %+v", wipe)
+	}
+	get := tools[4]
+	if string(get.InputSchema) != `{"type":"object","properties":{"doc":{}}}` ||
+		string(get.OutputSchema) != `{"type":"object","properties":{"value":{}},"additionalProperties":{"not":{}}}` {
+		t.Errorf("schemas not normalised: %s %s", get.InputSchema, get.OutputSchema)
 	}
 }

@@ -218,3 +218,20 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 func (m *Module) Close(ctx context.Context) error {
 	return m.compiled.Close(ctx)
 }
+
+// OpenWorld reports whether the module may reach beyond the host (MCP
+// openWorldHint): the operator granted it egress to at least one host, and
+// it imports the egress functions. Without a grant it may still import
+// them, but every request it makes is refused; without the imports a
+// grant gives it nothing to call.
+func (m *Module) OpenWorld() bool {
+	if g := m.rt.egress.grants[moduleName(m.Path)]; g == nil || len(g.hosts) == 0 {
+		return false
+	}
+	for _, imp := range m.compiled.ImportedFunctions() {
+		if mod, _, _ := imp.Import(); mod == abi.ImportModule {
+			return true
+		}
+	}
+	return false
+}

@@ -139,6 +139,10 @@ func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.To
 		Timeout:      time.Duration(t.TimeoutMS) * time.Millisecond,
 		Idempotent:   t.Idempotent,
 		ReadOnly:     t.ReadOnly,
+		Destructive:  t.Destructive,
+		OpenWorld:    m.OpenWorld(),
+		Instances:    t.Instances,
+		Icons:        t.Icons,
 		MemoryBytes:  lim.MemoryBytes,
 		OutputBytes:  lim.OutputBytes,
 		Module:       registry.Module{Path: m.Path, SHA256: m.SHA256},
@@ -159,7 +163,31 @@ func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.To
 	if o.Description != "" {
 		rec.Description = o.Description
 	}
+	switch {
+	case rec.ReadOnly:
+		// The operator's word that a tool changes nothing outweighs the
+		// manifest's default for a tool that may.
+		rec.Destructive = false
+	case t.ReadOnly:
+		// The operator says a tool its manifest calls read-only writes:
+		// MCP's default for such a tool, unless the manifest said
+		// otherwise.
+		rec.Destructive = declaredDestructive(m, t.Name)
+	}
 	return rec
+}
+
+// declaredDestructive is the manifest's destructive for the tool called
+// name, or MCP's default for a tool that writes (true) when it has none.
+func declaredDestructive(m *host.Module, name string) bool {
+	if m.Manifest != nil {
+		for _, s := range m.Manifest.Tools {
+			if s.Name == name && s.Destructive != nil {
+				return *s.Destructive
+			}
+		}
+	}
+	return true
 }
 
 type boundTool struct {

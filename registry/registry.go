@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolhost/toolhost/abi"
 )
 
 // Handler runs one call of a tool. Implementations must honour ctx and be
@@ -55,6 +56,17 @@ type Tool struct {
 	Idempotent bool
 	// ReadOnly: the tool changes nothing outside itself.
 	ReadOnly bool
+	// Destructive: the tool may destroy or overwrite what it changes
+	// (MCP destructiveHint; meaningless for a read-only tool).
+	Destructive bool
+	// OpenWorld: the tool may reach beyond the host (its module has an
+	// egress grant; MCP openWorldHint).
+	OpenWorld bool
+	// Instances is the tool's instance policy as its manifest declares it
+	// (recorded; every call gets a fresh instance today).
+	Instances abi.Instances
+	// Icons are passed through to MCP clients.
+	Icons []abi.Icon
 	// MemoryBytes and OutputBytes are the limits in force (for display;
 	// Handler enforces them).
 	MemoryBytes uint64
@@ -81,11 +93,14 @@ type Registry struct {
 	sorted []*Tool
 }
 
-// New compiles every tool's input schema (once per record: a record
-// already in a registry is reused as is) and indexes the tools by name. It
-// fails on a duplicate name or a schema that does not compile, naming the
-// tool. It also fails, with a *ClashError, when two tools that are not
-// hidden have one wire name. After New, the records must not be modified.
+// New prepares every tool's schemas (once per record: a record already in
+// a registry is reused as is) and indexes the tools by name. Preparing
+// replaces each schema by its normal form (abi.NormalizeSchema: what every
+// MCP client accepts) and compiles it. New fails on a duplicate name or a
+// schema that cannot be served or does not compile, naming the tool and,
+// where it can, the JSON Pointer of the fault. It also fails, with a
+// *ClashError, when two tools that are not hidden have one wire name.
+// After New, the records must not be modified.
 func New(tools []*Tool) (*Registry, error) {
 	r := &Registry{byName: make(map[string]*Tool, len(tools)), byWire: make(map[string]*Tool, len(tools))}
 	for _, t := range tools {
@@ -99,11 +114,9 @@ func New(tools []*Tool) (*Registry, error) {
 		// reload builds a new registry from mostly the same records, which
 		// the current registry is validating with at that very moment.
 		if t.input == nil {
-			sch, err := compileSchema(t.Name, t.InputSchema)
-			if err != nil {
+			if err := t.prepare(); err != nil {
 				return nil, err
 			}
-			t.input = sch
 		}
 		if err := r.indexWire(t); err != nil {
 			return nil, err

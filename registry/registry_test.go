@@ -77,7 +77,14 @@ func TestNewErrors(t *testing.T) {
 		{"duplicate", []*registry.Tool{newTool("dup", `{"type":"object"}`), newTool("x", `{"type":"object"}`), newTool("dup", `{"type":"object"}`)},
 			[]string{`"dup"`, "twice"}},
 		{"nil handler", []*registry.Tool{nilHandler}, []string{`"nohandler"`, "no handler"}},
-		{"schema not JSON", []*registry.Tool{newTool("bad", `{"type":`)}, []string{`"bad"`, "not JSON"}},
+		{"schema not JSON", []*registry.Tool{newTool("bad", `{"type":`)}, []string{`"bad"`, "not valid JSON"}},
+		{"schema true", []*registry.Tool{newTool("yes", `true`)}, []string{`"yes"`, "cannot be served to MCP clients: at /: a schema must be a JSON object"}},
+		{"property a number", []*registry.Tool{newTool("num", `{"type":"object","properties":{"a":{"items":7}}}`)},
+			[]string{`tool "num": input schema cannot be served to MCP clients: at /properties/a/items: a subschema must be a JSON object or a boolean, got a number`}},
+		{"output property a string", []*registry.Tool{withOutput(newTool("out", `{"type":"object"}`), `{"type":"object","properties":{"a":"string"}}`)},
+			[]string{`tool "out": output schema cannot be served to MCP clients: at /properties/a: a subschema must be a JSON object or a boolean, got a string`}},
+		{"output does not compile", []*registry.Tool{withOutput(newTool("outc", `{"type":"object"}`), `{"type":"object","required":"a"}`)},
+			[]string{`tool "outc": output schema does not compile`}},
 		{"schema empty", []*registry.Tool{newTool("empty", ``)}, []string{`"empty"`}},
 		{"schema trailing data", []*registry.Tool{newTool("trail", `{"type":"object"} {}`)}, []string{`"trail"`}},
 		{"type not a type", []*registry.Tool{newTool("badtype", `{"type":"objekt"}`)}, []string{`"badtype"`, "does not compile"}},
@@ -131,7 +138,6 @@ func TestNewLocalSchemaFeatures(t *testing.T) {
 		`{"type":"object","$defs":{"s":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/s"}}}`,
 		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`,
 		`{"$id":"https://example.com/tool","type":"object","properties":{"a":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"number"}}}`,
-		`true`,
 		`{}`,
 	}
 	for _, s := range schemas {
@@ -150,5 +156,31 @@ func TestHandlerFunc(t *testing.T) {
 	res, err := h.Handle(context.Background(), json.RawMessage(`{"a":1}`))
 	if string(got) != `{"a":1}` || string(res) != `"done"` || err == nil || err.Error() != "and an error" {
 		t.Errorf("Handle = %s, %v (args seen %s)", res, err, got)
+	}
+}
+
+func withOutput(t *registry.Tool, schema string) *registry.Tool {
+	t.OutputSchema = json.RawMessage(schema)
+	return t
+}
+
+// New serves what every MCP client accepts: the records' schemas are in
+// normal form afterwards, whatever the record was built with.
+func TestNewNormalizesSchemas(t *testing.T) {
+	tl := withOutput(newTool("json.get", `{"type":"object","properties":{"doc":true},"additionalProperties":false}`),
+		`{"type":"object","properties":{"value":true},"required":["value"]}`)
+	if _, err := registry.New([]*registry.Tool{tl}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(tl.InputSchema); got != `{"type":"object","properties":{"doc":{}},"additionalProperties":{"not":{}}}` {
+		t.Errorf("input schema %s", got)
+	}
+	if got := string(tl.OutputSchema); got != `{"type":"object","properties":{"value":{}},"required":["value"]}` {
+		t.Errorf("output schema %s", got)
+	}
+	// Validation keeps the messages of the schema as written.
+	err := tl.Validate([]byte(`{"doc":1,"extra":2}`))
+	if err == nil || !strings.Contains(err.Error(), "additional properties 'extra' not allowed") {
+		t.Errorf("Validate: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/toolhost/toolhost/abi"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -41,21 +42,63 @@ func (noLoader) Load(u string) (any, error) {
 	return nil, fmt.Errorf("external schema references are not allowed (%s)", u)
 }
 
-func compileSchema(tool string, raw []byte) (*jsonschema.Schema, error) {
+// prepare puts t's schemas in normal form, compiles the input schema for
+// Validate, and compiles the output schema only to refuse one that clients
+// could not compile either. Validate uses the compact form of the input
+// schema: it accepts the same arguments and its failures read better
+// ("additional properties 'x' not allowed", not "'not' failed").
+func (t *Tool) prepare() error {
+	in, err := normalize(t.Name, "input", t.InputSchema)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	if len(t.OutputSchema) > 0 {
+		if out, err = normalize(t.Name, "output", t.OutputSchema); err != nil {
+			return err
+		}
+		if _, err := compileSchema(t.Name, "output", out); err != nil {
+			return err
+		}
+	}
+	compact, err := abi.CompactSchema(in)
+	if err != nil { // cannot happen: in was just walked
+		return fmt.Errorf("registry: tool %q: input schema: %w", t.Name, err)
+	}
+	sch, err := compileSchema(t.Name, "input", compact)
+	if err != nil {
+		return err
+	}
+	t.InputSchema, t.input = in, sch
+	if out != nil {
+		t.OutputSchema = out
+	}
+	return nil
+}
+
+func normalize(tool, which string, raw []byte) ([]byte, error) {
+	out, err := abi.NormalizeSchema(raw)
+	if err != nil {
+		return nil, fmt.Errorf("registry: tool %q: %s schema cannot be served to MCP clients: %w", tool, which, err)
+	}
+	return out, nil
+}
+
+func compileSchema(tool, which string, raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return nil, fmt.Errorf("registry: tool %q: input schema is not JSON: %w", tool, err)
+		return nil, fmt.Errorf("registry: tool %q: %s schema is not JSON: %w", tool, which, err)
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
-	loc := "toolhost:///tools/" + url.PathEscape(tool) + "/input"
+	loc := "toolhost:///tools/" + url.PathEscape(tool) + "/" + which
 	if err := c.AddResource(loc, doc); err != nil {
-		return nil, fmt.Errorf("registry: tool %q: input schema: %w", tool, err)
+		return nil, fmt.Errorf("registry: tool %q: %s schema: %w", tool, which, err)
 	}
 	sch, err := c.Compile(loc)
 	if err != nil {
-		return nil, fmt.Errorf("registry: tool %q: input schema does not compile: %w", tool, err)
+		return nil, fmt.Errorf("registry: tool %q: %s schema does not compile: %w", tool, which, err)
 	}
 	return sch, nil
 }

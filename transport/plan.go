@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/plan"
@@ -135,7 +136,13 @@ func planInputSchema(planners []string) json.RawMessage {
 	out := map[string]any{"type": "object", "properties": props, "required": file["required"],
 		"additionalProperties": false, "$defs": defs}
 	b, _ := json.Marshal(out)
-	return b
+	// Served like every module's schema: in the normal form all MCP
+	// clients accept.
+	norm, err := abi.NormalizeSchema(b)
+	if err != nil {
+		panic("transport: plan file schema: " + err.Error()) // generated: always normalisable
+	}
+	return norm
 }
 
 // callPlan runs one plan session for a tools/call of toolhost.plan.

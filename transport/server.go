@@ -174,10 +174,13 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 		Description: t.Description,
 		InputSchema: json.RawMessage(t.InputSchema),
 		Annotations: &mcp.ToolAnnotations{
-			Title:          t.Title,
-			IdempotentHint: t.Idempotent,
-			ReadOnlyHint:   t.ReadOnly,
+			Title:           t.Title,
+			IdempotentHint:  t.Idempotent,
+			ReadOnlyHint:    t.ReadOnly,
+			DestructiveHint: new(t.Destructive),
+			OpenWorldHint:   new(t.OpenWorld),
 		},
+		Icons: mcpIcons(t.Icons),
 	}
 	if len(t.OutputSchema) > 0 {
 		tool.OutputSchema = json.RawMessage(t.OutputSchema)

@@ -52,6 +52,17 @@ type Options struct {
 	Idempotent bool
 	// ReadOnly says the tool changes nothing outside itself.
 	ReadOnly bool
+	// Destructive says the tool may destroy or overwrite what it changes
+	// (MCP destructiveHint); nil means MCP's default: false for a
+	// read-only tool, true otherwise. Set new(false) on a tool that only
+	// adds.
+	Destructive *bool
+	// Instances is the tool's instance policy; empty means
+	// abi.InstancesFresh. abi.InstancesReuse declares that the tool keeps
+	// no state between calls that it relies on.
+	Instances abi.Instances
+	// Icons are shown by MCP clients that display tools.
+	Icons []abi.Icon
 }
 
 type tool struct {
@@ -93,6 +104,9 @@ func Register[A, R any](name string, opts Options, fn func(A) (R, error)) {
 		Description: opts.Description,
 		Idempotent:  &opts.Idempotent,
 		ReadOnly:    &opts.ReadOnly,
+		Destructive: opts.Destructive,
+		Instances:   opts.Instances,
+		Icons:       opts.Icons,
 	}
 	if opts.TimeoutMS > 0 {
 		spec.TimeoutMS = &opts.TimeoutMS
@@ -115,6 +129,11 @@ func reflectSchema(t reflect.Type) json.RawMessage {
 	s.Version = "" // the host assumes 2020-12; the $schema line is noise in every manifest
 	b, err := json.Marshal(s)
 	if err != nil {
+		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
+	}
+	// The reflector writes a field of type any as true and a closed
+	// struct's additionalProperties as false; MCP clients want objects.
+	if b, err = abi.NormalizeSchema(b); err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
 	}
 	return b

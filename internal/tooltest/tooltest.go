@@ -108,12 +108,33 @@ type Flags struct {
 
 // CheckManifest checks that the module's manifest passes abi.ParseManifest,
 // declares exactly the tools in want with those flags, gives each a title
-// and a description, and has schemas that compile.
+// and a description, and has schemas that compile and that the SDK already
+// wrote in normal form (no boolean subschemas).
 func CheckManifest(t *testing.T, want map[string]Flags) {
 	t.Helper()
 	m, err := abi.ParseManifest(guest.Manifest())
 	if err != nil {
 		t.Fatalf("ParseManifest: %v", err)
+	}
+	var raw struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"input_schema"`
+			OutputSchema json.RawMessage `json:"output_schema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(guest.Manifest(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range raw.Tools {
+		if len(tool.InputSchema) == 0 {
+			t.Errorf("%s: no input schema in the manifest", tool.Name)
+		}
+		for _, s := range []json.RawMessage{tool.InputSchema, tool.OutputSchema} {
+			if p, found := abi.FirstBooleanSubschema(s); found {
+				t.Errorf("%s: the SDK wrote a boolean subschema at %s: %s", tool.Name, p, s)
+			}
+		}
 	}
 	got := map[string]bool{}
 	for _, tool := range m.Resolve() {

@@ -1,0 +1,76 @@
+package guest_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest"
+)
+
+type anyArgs struct {
+	Doc  any               `json:"doc"`
+	Tags map[string]any    `json:"tags,omitempty"`
+	List []any             `json:"list,omitempty"`
+	Meta map[string]string `json:"meta,omitempty"`
+}
+
+type anyResult struct {
+	Value any `json:"value"`
+}
+
+// The SDK writes manifests every MCP client accepts (a field of type any is
+// {}, a closed struct's additionalProperties {"not": {}}), and lets an
+// author set destructive, instances and icons.
+func TestManifestSchemasAndOptions(t *testing.T) {
+	icon := abi.Icon{Src: "https://example.com/t.png", MIMEType: "image/png", Sizes: []string{"32x32"}}
+	guest.Register("sdk.get", guest.Options{Title: "Get", ReadOnly: true, Instances: abi.InstancesReuse},
+		func(a anyArgs) (anyResult, error) { return anyResult{Value: a.Doc}, nil })
+	guest.Register("sdk.append", guest.Options{Title: "Append", Destructive: new(false), Icons: []abi.Icon{icon}},
+		func(a anyArgs) (anyResult, error) { return anyResult{}, nil })
+	guest.Register("sdk.wipe", guest.Options{Title: "Wipe"},
+		func(a anyArgs) (anyResult, error) { return anyResult{}, nil })
+
+	raw := guest.Manifest()
+	var doc struct {
+		Tools []struct {
+			Name         string          `json:"name"`
+			InputSchema  json.RawMessage `json:"input_schema"`
+			OutputSchema json.RawMessage `json:"output_schema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range doc.Tools {
+		for _, s := range []json.RawMessage{tl.InputSchema, tl.OutputSchema} {
+			if p, found := abi.FirstBooleanSubschema(s); found {
+				t.Errorf("%s: boolean subschema at %s: %s", tl.Name, p, s)
+			}
+		}
+	}
+	var out struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(doc.Tools[0].OutputSchema, &out); err != nil || string(out.Properties["value"]) != `{}` {
+		t.Errorf("output schema %s: value is not {}", doc.Tools[0].OutputSchema)
+	}
+
+	m, err := abi.ParseManifest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]abi.Tool{}
+	for _, tl := range m.Resolve() {
+		got[tl.Name] = tl
+	}
+	if g := got["sdk.get"]; g.Destructive || g.Instances != abi.InstancesReuse {
+		t.Errorf("sdk.get: destructive %v instances %q", g.Destructive, g.Instances)
+	}
+	if g := got["sdk.append"]; g.Destructive || g.Instances != abi.InstancesFresh || len(g.Icons) != 1 || g.Icons[0].Src != icon.Src {
+		t.Errorf("sdk.append: destructive %v instances %q icons %+v", g.Destructive, g.Instances, g.Icons)
+	}
+	if g := got["sdk.wipe"]; !g.Destructive {
+		t.Error("sdk.wipe: not destructive by default")
+	}
+}
