@@ -44,8 +44,20 @@ $(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum
 run: build plugins
 	$(BIN) serve --plugins ./plugins
 
-test: build plugins
+test: build plugins ts-client
 	$(GO) test ./...
+
+# The official TypeScript MCP SDK client, pinned in conformance/ts, which
+# cmd/toolhost's TestTypeScriptClient drives against the server. Needs
+# Node.js and npm (.ci/run installs them); without them the test skips
+# locally and fails in CI.
+TS_DIR := conformance/ts
+.PHONY: ts-client
+ts-client:
+	@if command -v npm >/dev/null 2>&1; then \
+		test -f $(TS_DIR)/node_modules/.package-lock.json -a $(TS_DIR)/node_modules/.package-lock.json -nt $(TS_DIR)/package-lock.json || \
+		npm ci --prefix $(TS_DIR) --no-audit --no-fund --loglevel=error; \
+	else echo 'npm not found: TestTypeScriptClient will skip (install Node.js to run it)'; fi
 
 race:
 	$(GO) test -race ./...
