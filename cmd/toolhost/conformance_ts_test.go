@@ -35,6 +35,37 @@ func tsDir(t *testing.T) string {
 	return dir
 }
 
+// conformance is what both SDK clients do against a server (client.mjs
+// and runGoClient read the same fields).
+type conformance struct {
+	Calls      []tsCall
+	Cancels    []tsCall
+	ListChange bool
+	Plan       *struct {
+		Args map[string]any `json:"args"`
+	}
+}
+
+// conformanceScenario: every example tool, then an unknown tool and bad
+// arguments (isError results), a plain and a keyed call cancelled while
+// their guest runs, a module added (list_changed), a plan with progress.
+func conformanceScenario(transport string) conformance {
+	sc := conformance{
+		Calls: append(append([]tsCall{}, exampleCalls...),
+			tsCall{Tool: "no.such.tool", Args: json.RawMessage(`{}`)},
+			tsCall{Tool: "text.count", Args: json.RawMessage(`{}`)}),
+		Cancels: []tsCall{
+			{Tool: "sleep", Args: json.RawMessage(`{"ms":25000}`)},
+			{Tool: "sleep", Args: json.RawMessage(`{"ms":25000}`), Meta: map[string]any{"toolhost/idempotency_key": "cancel-" + transport}},
+		},
+		ListChange: true,
+	}
+	sc.Plan = &struct {
+		Args map[string]any `json:"args"`
+	}{Args: map[string]any{"goal": "Plan execute replan", "planner": "rules"}}
+	return sc
+}
+
 // exampleCalls are one call of every example tool, by manifest name.
 var exampleCalls = []tsCall{
 	{Tool: "text.count", Args: json.RawMessage(`{"text":"a b c"}`)},
@@ -51,6 +82,9 @@ var exampleCalls = []tsCall{
 	{Tool: "encode.base64", Args: json.RawMessage(`{"text":"hi"}`)},
 	{Tool: "decode.base64", Args: json.RawMessage(`{"data":"aGk="}`)},
 	{Tool: "uuid.v4", Args: json.RawMessage(`{"count":2}`)},
+	{Tool: "time.now", Args: json.RawMessage(`{"zone":"Europe/Paris"}`)},
+	{Tool: "time.convert", Args: json.RawMessage(`{"time":"2026-03-29T02:30","from_zone":"Europe/Paris","to_zone":"UTC"}`)},
+	{Tool: "time.between", Args: json.RawMessage(`{"start":"2026-01-01T00:00:00Z","end":"2026-01-02T00:00:00Z"}`)},
 }
 
 type tsCall struct {
@@ -82,24 +116,10 @@ func TestTypeScriptClient(t *testing.T) {
 	dir := tsDir(t)
 	for _, transport := range []string{"http", "stdio"} {
 		t.Run(transport, func(t *testing.T) {
-			plugins := testwasm.Dir(t,
-				testwasm.Go(t, "./tools-src/text"),
-				testwasm.Go(t, "./tools-src/jsontools"),
-				testwasm.Go(t, "./tools-src/mathtools"),
-				testwasm.Go(t, "./tools-src/hashtools"),
-				testwasm.Go(t, "./host/testdata/misbehave"),
-			)
-			scenario := map[string]any{
-				"calls": append(append([]tsCall{}, exampleCalls...),
-					tsCall{Tool: "no.such.tool", Args: json.RawMessage(`{}`)},
-					tsCall{Tool: "text.count", Args: json.RawMessage(`{}`)}),
-				"cancels": []tsCall{
-					{Tool: "sleep", Args: json.RawMessage(`{"ms":25000}`)},
-					{Tool: "sleep", Args: json.RawMessage(`{"ms":25000}`), Meta: map[string]any{"toolhost/idempotency_key": "ts-cancel-" + transport}},
-				},
-				"listChange": true,
-				"plan":       map[string]any{"args": map[string]any{"goal": "Plan execute replan", "planner": "rules"}},
-			}
+			plugins := conformancePlugins(t)
+			sc := conformanceScenario(transport)
+			scenario := map[string]any{"calls": sc.Calls, "cancels": sc.Cancels, "listChange": sc.ListChange,
+				"plan": sc.Plan}
 			logs := &syncBuffer{}
 			if transport == "http" {
 				srv := startServer(t, plugins)
@@ -151,17 +171,7 @@ func runTSClient(t *testing.T, dir string, scenario map[string]any, logs *syncBu
 			waitForLog(t, logs, `"msg":"dispatch.attempt"`, `"tool":"`+s.Tool+`"`, attempts)
 			io.WriteString(stdin, "abort\n")
 		case "await-change":
-			b, err := os.ReadFile(testwasm.WAT(t, "host/testdata/wat/echo.wat"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			tmp := filepath.Join(plugins, ".echo.tmp")
-			if err := os.WriteFile(tmp, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(tmp, filepath.Join(plugins, "echo.wasm")); err != nil {
-				t.Fatal(err)
-			}
+			addEcho(t, plugins)
 			io.WriteString(stdin, "changed\n")
 		}
 		steps = append(steps, s)
