@@ -147,7 +147,7 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 			t.Fatalf("serve exited before listening:\n%s", s.stderr.String())
 		}
 		s.url = u
-	case <-time.After(2 * time.Minute):
+	case <-time.After(5 * time.Minute): // compiling cold modules on a loaded 2-core machine
 		t.Fatalf("serve did not start:\n%s", s.stderr.String())
 	}
 	t.Cleanup(func() { s.stop(t) })
