@@ -1,7 +1,9 @@
 package config
 
 import (
+	"os"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -132,4 +134,31 @@ func FuzzAccessRules(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAccessDocExamples keeps the access and secrets examples of
+// docs/CONFIG.md (fenced as "toml access") valid, and the access check
+// output it shows true.
+func TestAccessDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```toml access\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("found %d access examples in docs/CONFIG.md, want 2", len(blocks))
+	}
+	for i, b := range blocks {
+		c, err := Parse("CONFIG.md", b[1])
+		if err != nil {
+			t.Fatalf("example %d: %v", i+1, err)
+		}
+		if i == 1 {
+			p := c.AccessPolicy()
+			got := p.Explain(p.Decide("support-ann", nil, "billing.refund"))
+			if want := `denied by rule 1 (line 2): identities = ["support-*"], tools = ["billing.*"], action = "deny"`; got != want || !strings.Contains(string(doc), want) {
+				t.Errorf("access check says %s; docs/CONFIG.md must show it", got)
+			}
+		}
+	}
 }
