@@ -2,10 +2,12 @@ package main
 
 import (
 	"log/slog"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -73,5 +75,26 @@ func warnLiteralSecrets(cfg *config.Config, file string, logger *slog.Logger) {
 	for _, s := range cfg.LiteralSecrets() {
 		logger.Warn(`the config holds a secret as a literal; write {env = "NAME"} or {file = "/run/secrets/NAME"} instead`,
 			"key", s.Key(), "line", s.Line(), "config", file)
+	}
+}
+
+// warnUnmatchedAccess warns about each [[access]] tools glob that matches
+// no tool the server has at start (a misspelt name would otherwise
+// silently decide nothing). plan says whether toolhost.plan is served.
+func warnUnmatchedAccess(cfg *config.Config, reg *registry.Registry, plan bool, logger *slog.Logger) {
+	names := []string{}
+	for _, t := range reg.List() {
+		names = append(names, t.Name)
+	}
+	if plan {
+		names = append(names, transport.PlanToolName)
+	}
+	for i, r := range cfg.AccessPolicy().Rules() {
+		for _, g := range r.Tools {
+			if !slices.ContainsFunc(names, func(n string) bool { return access.Match(g, n) }) {
+				logger.Warn("an [[access]] rule names tools no module serves (rules match manifest names such as text.count)",
+					"rule", i+1, "line", r.Line, "tools", g)
+			}
+		}
 	}
 }

@@ -31,8 +31,8 @@ func egressPlugins(t *testing.T) string {
 }
 
 // secretConfig grants egress.wasm the upstream with three secret headers
-// (from the environment, a file, and a literal), and lets only alice call
-// tools.
+// (from the environment, a file, and a literal), and lets only alice (and
+// ops) call tools; rule 2 names a tool no module has.
 func secretConfig(t *testing.T, hostport, keyFile string) string {
 	return writeFile(t, "toolhost.toml", fmt.Sprintf(`[grants."egress.wasm"]
 hosts = ["%[1]s"]
@@ -47,6 +47,11 @@ X-Literal = "literal-secret-3c1f9a"
 [[access]]
 identities = ["alice", "ops"]
 tools = ["egress.*"]
+action = "allow"
+
+[[access]]
+identities = ["nobody"]
+tools = ["egress.fetc"]
 action = "allow"
 
 [[access]]
@@ -163,8 +168,11 @@ func TestE2ESecretsNeverLeak(t *testing.T) {
 		!strings.Contains(log, `"key":"grants.\"egress.wasm\".headers.\"`+u.Host+`\".X-Literal"`) {
 		t.Errorf("no warning naming the literal secret's key:\n%s", log)
 	}
-	if !strings.Contains(log, `"outcome":"denied","attempts":0`) || !strings.Contains(log, `"access_rule":2`) {
-		t.Errorf("bob's call is not audited as denied by rule 2:\n%s", log)
+	if !strings.Contains(log, `"outcome":"denied","attempts":0`) || !strings.Contains(log, `"access_rule":3,"access_line":21`) {
+		t.Errorf("bob's call is not audited as denied by rule 3 (line 21):\n%s", log)
+	}
+	if !strings.Contains(log, `"msg":"an [[access]] rule names tools no module serves`) || !strings.Contains(log, `"rule":2,"line":16,"tools":"egress.fetc"`) {
+		t.Errorf("no warning about the misspelt tool of rule 2:\n%s", log)
 	}
 }
 

@@ -147,6 +147,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	op.warnUnusedPrefixes(live.Registry(), logger)
 	warnOperators(f, tokens, logger)
 	warnLiteralSecrets(cfg, f.config, logger)
+	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
 	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
