@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
@@ -59,6 +60,9 @@ type Config struct {
 	// Modules are the [modules."MODULE.wasm"] sections (see views.go), by
 	// module file name.
 	Modules map[string]Module
+	// Access are the [[access]] rules, in file order (see access.go and
+	// package access): who may see and call which tool.
+	Access []access.Rule
 }
 
 // Dispatch is the [dispatch] section.

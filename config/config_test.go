@@ -198,7 +198,7 @@ func TestParseErrors(t *testing.T) {
 		{"integer overflow", "[dispatch]\n\nconcurrency = 99999999999999999999\n", 3, "invalid TOML"},
 
 		// Unknown keys, wherever they are.
-		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: breaker, dispatch, governor, grants, limits, modules, quotas, tools)`},
+		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: access, breaker, dispatch, governor, grants, limits, modules, quotas, tools)`},
 		{"unknown section", "[dispatch]\n\n[breakers]\nfailures = 1\n", 3, `unknown key "breakers" at the top level; did you mean "breaker"?`},
 		{"unknown dispatch", "[dispatch]\nconcurrency = 1\nconcurency = 2\n", 3, `dispatch.concurency: unknown key "concurency" in [dispatch]; did you mean "concurrency"?`},
 		{"case", "[dispatch]\nQueue_Timeout = \"1s\"\n", 2, `did you mean "queue_timeout"?`},
@@ -383,7 +383,9 @@ func TestIndexKeys(t *testing.T) {
 		{"arrays", "a = [\n  1, # ]\n  \"]\",\n  [2, 3],\n  { k = 1 },\n]\nb = [{ x = 1 },\n     { y = 2 }]\nc = 1\n",
 			map[string]int{"a": 1, "a.k": 5, "b": 7, "b.x": 7, "b.y": 8, "c": 9}},
 		{"array of tables", "[[a]]\nb = 1\n[[a]]\nb = 2\nc = 3\n",
-			map[string]int{"a": 1, "a.b": 2, "a.c": 5}},
+			// Each element's keys are also recorded under its index, so
+			// that [[access]] rule 2's problems point into rule 2.
+			map[string]int{"a": 1, "a.b": 2, "a.c": 5, `a."[0]"`: 1, `a."[0]".b`: 2, `a."[1]"`: 3, `a."[1]".b`: 4, `a."[1]".c`: 5}},
 		{"datetimes", "t = { a = 1979-05-27 07:32:00Z, b = 1 }\nu = 1979-05-27\nv = 07:32:00\n",
 			map[string]int{"t": 1, "t.a": 1, "t.b": 1, "u": 2, "v": 3}},
 		{"implicit first mention", "[x.y.z]\n[x]\nk = 1\n",

@@ -66,8 +66,9 @@ type Grant struct {
 	MaxResponseBytes uint64
 	AllowNetworks    []netip.Prefix
 	// Headers ([grants."MODULE.wasm".headers."HOST"]) are injected per
-	// host pattern.
-	Headers map[string]map[string]string
+	// host pattern. Values are secrets: literals, or references resolved
+	// by ResolveSecrets (see secret.go).
+	Headers map[string]map[string]Secret
 }
 
 // GovernorConfig returns base with the file's [governor] settings, its
@@ -134,7 +135,10 @@ func (c *Config) EgressGrants() map[string]host.Grant {
 		if len(g.Headers) > 0 {
 			hg.Headers = make(map[string]map[string]string, len(g.Headers))
 			for h, kv := range g.Headers {
-				hg.Headers[h] = maps.Clone(kv)
+				hg.Headers[h] = make(map[string]string, len(kv))
+				for name, s := range kv {
+					hg.Headers[h][name] = s.Value()
+				}
 			}
 		}
 		out[name] = hg
@@ -349,16 +353,15 @@ func (p *checker) grantsSection(path []string, v any, c *Config) {
 					}
 					kv := p.table(hp, ht[h], "["+toml.Key(hp).String()+"]")
 					for _, name := range slices.Sorted(maps.Keys(kv)) {
-						s, ok := kv[name].(string)
+						s, ok := p.secret(concat(hp, []string{name}), kv[name])
 						if !ok {
-							p.fail(concat(hp, []string{name}), "a header value must be a string, not %s", describe(kv[name]))
 							continue
 						}
 						if g.Headers == nil {
-							g.Headers = make(map[string]map[string]string)
+							g.Headers = make(map[string]map[string]Secret)
 						}
 						if g.Headers[h] == nil {
-							g.Headers[h] = make(map[string]string)
+							g.Headers[h] = make(map[string]Secret)
 						}
 						g.Headers[h][name] = s
 					}

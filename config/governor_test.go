@@ -135,7 +135,7 @@ func TestParseGovernorErrors(t *testing.T) {
 		{"grant bad scheme", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\nschemes = [\"ftp\"]\n", 3, `grants."f.wasm".schemes: "ftp" is not a scheme`},
 		{"grant bad network", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\nallow_networks = [\"10.0.0.0/33\"]\n", 3, `grants."f.wasm".allow_networks: "10.0.0.0/33" is not an IP address or CIDR prefix`},
 		{"grant size", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\nmax_response_bytes = \"2GiB\"\n", 3, `grants."f.wasm".max_response_bytes: 2 GiB is over 1 GiB`},
-		{"header value", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\n[grants.\"f.wasm\".headers.\"x.com\"]\nAuthorization = 5\n", 4, `grants."f.wasm".headers."x.com".Authorization: a header value must be a string`},
+		{"header value", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\n[grants.\"f.wasm\".headers.\"x.com\"]\nAuthorization = 5\n", 4, `grants."f.wasm".headers."x.com".Authorization: must be a string or a reference {env = "NAME"} or {file = "/run/secrets/NAME"}, not the integer 5`},
 		{"unknown grant key", "[grants.\"f.wasm\"]\nhosts = [\"x.com\"]\nhost = \"y\"\n", 3, `did you mean "hosts"?`},
 	}
 	for _, tt := range tests {

@@ -37,7 +37,16 @@ type scanner struct {
 	i    int
 	line int
 	keys map[string]keyPos
+	// elems counts the [[x]] headers seen per array, so that the keys of
+	// element N are also recorded under x, elemKey(N), key (see elemKey).
+	elems map[string]int
 }
+
+// elemKey is the path segment of the n-th (0-based) element of an array of
+// tables in the key index: [[access]] rule 2's tools key is recorded as
+// access, elemKey(1), tools beside access.tools. No TOML key can clash
+// with it in a valid document: an array's children are elements.
+func elemKey(n int) string { return "[" + strconv.Itoa(n) + "]" }
 
 func (s *scanner) eof() bool { return s.i >= len(s.src) }
 
@@ -100,7 +109,7 @@ func (s *scanner) record(path []string, pos keyPos) {
 func (s *scanner) pos() keyPos { return keyPos{line: s.line, off: s.base + s.i} }
 
 func (s *scanner) document() {
-	var table []string
+	var table, elem []string
 	for {
 		s.skipSpace()
 		if s.eof() {
@@ -109,11 +118,15 @@ func (s *scanner) document() {
 		pos := s.pos()
 		if s.peek() == '[' { // [table] or [[array.of.tables]]
 			s.i++
-			if s.peek() == '[' {
+			array := s.peek() == '['
+			if array {
 				s.i++
 			}
-			table = s.key()
+			table, elem = s.key(), nil
 			s.record(table, pos)
+			if array {
+				elem = s.element(table, pos)
+			}
 			s.skipLine()
 			continue
 		}
@@ -124,6 +137,9 @@ func (s *scanner) document() {
 		}
 		full := concat(table, key)
 		s.record(full, pos)
+		if elem != nil {
+			s.record(concat(elem, key), pos)
+		}
 		s.skipBlank()
 		if s.peek() == '=' {
 			s.i++
@@ -131,6 +147,19 @@ func (s *scanner) document() {
 		}
 		s.skipLine()
 	}
+}
+
+// element records the next element of the array of tables at table and
+// returns its path.
+func (s *scanner) element(table []string, pos keyPos) []string {
+	if s.elems == nil {
+		s.elems = make(map[string]int)
+	}
+	k := toml.Key(table).String()
+	elem := concat(table, []string{elemKey(s.elems[k])})
+	s.elems[k]++
+	s.record(elem, pos)
+	return elem
 }
 
 // key reads a possibly dotted key: bare, "basic" and 'literal' parts with

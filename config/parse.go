@@ -37,7 +37,7 @@ func parse(name, src string) (*Config, error) {
 		return nil, &Error{File: name, Reason: strings.TrimPrefix(err.Error(), "toml: "), Err: err}
 	}
 	c := &Config{}
-	p := &checker{keys: indexKeys(src)}
+	p := &checker{keys: indexKeys(src), file: name}
 	p.document(tree, c)
 	if len(p.errs) > 0 {
 		// The first problem in the file; unlocated ones (there should be
@@ -84,6 +84,7 @@ type problem struct {
 // checker walks the parsed tree, filling a Config and collecting problems.
 type checker struct {
 	keys map[string]keyPos
+	file string // for the secrets' messages
 	errs []problem
 }
 
@@ -207,6 +208,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"quotas", func(path []string, v any) { p.quotasSection(path, v, c) }},
 		field{"grants", func(path []string, v any) { p.grantsSection(path, v, c) }},
 		field{"modules", func(path []string, v any) { p.modulesSection(path, v, c) }},
+		field{"access", func(path []string, v any) { p.accessSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

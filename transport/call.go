@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/dispatcher"
 )
 
@@ -18,7 +19,7 @@ import (
 // CallToolResult. Tool failures never become JSON-RPC errors: a model must
 // be able to read them.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if s.opts.Plans != nil && isPlanTool(req.Params.Name) {
+	if s.opts.Plans != nil && isPlanTool(req.Params.Name) && s.mayCall(ctx, PlanToolName) {
 		return s.callPlan(ctx, req), nil
 	}
 	s.inflight.enter()
@@ -50,6 +51,7 @@ type callInfo struct {
 	caller    string
 	trace     string
 	key       string
+	denied    *access.Decision // the access rule that refused the call
 }
 
 func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParamsRaw) dispatcher.Outcome {
@@ -60,7 +62,7 @@ func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParam
 	defer release()
 	c.key = opts.IdempotencyKey
 	call := dispatcher.Call{Tool: p.Name, Args: p.Arguments, Options: opts}
-	tool, derr := s.resolve(p.Name, p.Meta)
+	tool, derr := s.permitted(ctx, c, p.Name, p.Meta)
 	if tool != "" {
 		c.tool = tool // the manifest name: audit, events and idempotency scopes use it
 	}
@@ -87,7 +89,7 @@ func (s *Server) refused(c dispatcher.Call, derr *dispatcher.DispatchError) disp
 func (s *Server) resolve(name string, meta map[string]any) (string, *dispatcher.DispatchError) {
 	t, ok := s.lookup(name)
 	if !ok {
-		return "", refusal(dispatcher.KindNotFound, "no tool named %q (toolhost list shows the tools this server has)", name)
+		return "", notFound(name)
 	}
 	if v, sent := meta[MetaToolName]; sent {
 		other, _ := v.(string)
@@ -162,6 +164,7 @@ func (s *Server) audit(c *callInfo, p *mcp.CallToolParamsRaw, o dispatcher.Outco
 	if s.opts.AuditArgs {
 		attrs = append(attrs, slog.String("args", string(p.Arguments)))
 	}
+	attrs = deniedAttrs(c, attrs)
 	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
 }
 

@@ -286,7 +286,8 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 	// A step names its tool as a client would (wire or manifest name) and
 	// reaches only the tools a client may call.
 	var o dispatcher.Outcome
-	if tool, derr := ps.s.resolve(c.Tool, nil); derr != nil {
+	info := &callInfo{requestID: newRequestID(), caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey}
+	if tool, derr := ps.s.permitted(ctx, info, c.Tool, nil); derr != nil {
 		o = ps.s.refused(c, derr)
 	} else if release, derr := ps.slots.take(ctx, ps.s.opts.MaxCallsPerCaller); derr != nil {
 		c.Tool = tool
@@ -296,8 +297,8 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 		o = ps.s.d.Do(ctx, c)
 		release()
 	}
-	ps.s.audit(&callInfo{requestID: newRequestID(), tool: c.Tool, caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey},
-		&mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
+	info.tool = c.Tool
+	ps.s.audit(info, &mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
 	if o.Err != nil {
 		return nil, o.Err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -59,6 +60,9 @@ type Options struct {
 	// PlanWireName (serve --tool-names=exact; the registry records carry
 	// the other tools' wire names). Calls accept either name regardless.
 	ExactNames bool
+	// Access decides which tools each caller may see and call (see
+	// access.go); nil allows every caller every tool.
+	Access *access.Policy
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -111,6 +115,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 			return next(ctx, method, req)
 		}
 	})
+	s.addAccess()
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s

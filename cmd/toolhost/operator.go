@@ -32,6 +32,9 @@ func newOperator(path string, bus *events.Bus) (*operator, error) {
 		if conf, err = config.Load(path); err != nil {
 			return nil, err
 		}
+		if err = conf.ResolveSecrets(); err != nil {
+			return nil, err
+		}
 	}
 	gov, err := governor.New(conf.GovernorConfig(governor.Config{Events: bus}))
 	if err != nil {

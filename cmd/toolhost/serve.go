@@ -146,6 +146,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	warnUnusedGrants(cfg, live, logger)
 	op.warnUnusedPrefixes(live.Registry(), logger)
 	warnOperators(f, tokens, logger)
+	warnLiteralSecrets(cfg, f.config, logger)
+	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
 	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
@@ -160,6 +162,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
 		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
+		Access: accessPolicy(cfg, tokens, f.stdio, logger),
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
