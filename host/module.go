@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -51,9 +50,9 @@ var wantExports = []export{
 // and each request it makes is refused naming the missing grant.
 var providedImports = []string{"wasi_snapshot_preview1", abi.ImportModule}
 
-// LoadFile reads and loads one module file. See Load.
+// LoadFile reads (see ReadModuleFile) and loads one module file. See Load.
 func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
-	wasm, err := os.ReadFile(path)
+	wasm, err := ReadModuleFile(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "cannot read: " + err.Error(), Err: err}
 	}

@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +46,10 @@ type Live struct {
 	stamps    map[string]stamp  // path -> size and mtime when last read
 	listeners []func(*registry.Registry)
 	started   bool // the first rescan (Open's) is over
+	retry     bool // the last rescan could not read everything
+
+	fs    folderFS                             // how the folder is read
+	after func(time.Duration) <-chan time.Time // Watch's clock
 }
 
 // stamp is what a stat says of a file: enough to tell it has not been
@@ -54,14 +57,6 @@ type Live struct {
 type stamp struct {
 	size  int64
 	mtime time.Time
-}
-
-func stampOf(path string) (stamp, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return stamp{}, err
-	}
-	return stamp{size: fi.Size(), mtime: fi.ModTime()}, nil
 }
 
 type liveFile struct {
@@ -86,10 +81,23 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 		return nil, nil, fmt.Errorf("plugins folder: %w", err)
 	}
 	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{}}
+		files: map[string]*liveFile{}, rejected: map[string]string{},
+		fs: osFS, after: time.After}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	ch, err := l.Rescan(ctx)
+	var se *ScanError
+	if errors.As(err, &se) && se.Listing == nil {
+		// Files that could not be read are not refused: Watch retries
+		// them. Say so at start-up beside the files that loaded.
+		for _, p := range slices.Sorted(maps.Keys(se.Files)) {
+			ch.Errors = append(ch.Errors, &host.LoadError{Path: p, Reason: "cannot read (will retry): " + se.Files[p].Error(), Err: se.Files[p]})
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "toolhost: skip %s: cannot read (will retry): %v\n", p, se.Files[p])
+			}
+		}
+		err = nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,6 +114,16 @@ func (l *Live) InFlight() int64 { return l.inflight.Load() }
 // CacheStats returns how many module loads the compilation cache served
 // and how many it had to compile, since Open.
 func (l *Live) CacheStats() (hits, misses uint64) { return l.cacheHits.Load(), l.cacheMisses.Load() }
+
+// serving returns the handler now serving the tool name, or nil.
+func (l *Live) serving(name string) *boundTool {
+	rec, ok := l.cur.Load().Lookup(name)
+	if !ok {
+		return nil
+	}
+	bt, _ := rec.Handler.(*boundTool)
+	return bt
+}
 
 // Registry returns the current registry.
 func (l *Live) Registry() *registry.Registry { return l.cur.Load() }
@@ -132,27 +150,41 @@ func (c *Change) Empty() bool { return len(c.Loaded) == 0 && len(c.Removed) == 0
 
 // Rescan brings the registry in line with the folder. It reads each
 // *.wasm file, loads those whose sha256 is new, and swaps once if anything
-// changed.
+// changed. Only a listing that succeeded and lacks a file removes its
+// tools: when the folder cannot be listed, or a file cannot be read, the
+// error is a *ScanError, what could not be read keeps serving as it was,
+// and the Change says what was applied of the rest.
 func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	paths, err := filepath.Glob(filepath.Join(l.dir, "*.wasm"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
 	ch := &Change{Tools: map[string][]string{}, Took: map[string]time.Duration{}}
+	paths, err := l.list()
+	if err != nil {
+		l.retry = true
+		return ch, &ScanError{Dir: l.dir, Listing: err}
+	}
 	next := make(map[string]*liveFile, len(paths))
+	unread := map[string]error{}
+	keep := func(p string, err error) { // p could not be read: as it was
+		unread[p] = err
+		if old, ok := l.files[p]; ok {
+			next[p] = old
+		}
+	}
 	var fresh []string // paths whose bytes changed, to load
 	bytesOf := map[string][]byte{}
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
 	for _, p := range paths {
-		st, err := stampOf(p)
-		if err != nil {
-			continue // vanished between glob and stat: the next rescan sees it
+		fi, err := l.fs.stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the listing (or a dangling symlink): not there
 		}
-		stamps[p] = st
+		if err != nil {
+			keep(p, err)
+			continue
+		}
+		st := stamp{size: fi.Size(), mtime: fi.ModTime()}
 		sha, known := "", st == l.stamps[p]
 		if known {
 			// Same size and modification time as when last read: the
@@ -166,12 +198,27 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		}
 		var b []byte
 		if sha == "" {
-			if b, err = os.ReadFile(p); err != nil {
+			if b, err = l.fs.readFile(p); errIsNotModule(err) {
+				// A FIFO, a device, a directory: refused like bad bytes,
+				// remembered by its stat, never read again as it is.
+				stamps[p] = st
+				if l.rejected[p] != notModule(st) {
+					ch.Errors = append(ch.Errors, &host.LoadError{Path: p, Reason: err.Error(), Err: err})
+				}
+				l.rejected[p] = notModule(st)
+				if old, ok := l.files[p]; ok {
+					next[p] = old
+				}
+				continue
+			}
+			if err != nil {
+				keep(p, err)
 				continue
 			}
 			sum := sha256.Sum256(b)
 			sha = hex.EncodeToString(sum[:])
 		}
+		stamps[p] = st
 		if old, ok := l.files[p]; ok && old.sha == sha {
 			next[p] = old
 			continue
@@ -193,7 +240,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	}
 	for p := range l.rejected {
 		if _, ok := stamps[p]; !ok {
-			delete(l.rejected, p) // the refused file is gone
+			delete(l.rejected, p) // the refused file is gone (or unread: read it again)
 		}
 	}
 	if len(fresh) > 0 {
@@ -212,6 +259,10 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		l.swap(next, ch)
 	}
 	l.started = true
+	l.retry = len(unread) > 0
+	if l.retry {
+		return ch, &ScanError{Dir: l.dir, Files: unread}
+	}
 	return ch, nil
 }
 
@@ -261,7 +312,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		keepOld(le)
 		return
 	}
-	ref := &moduleRef{mod: m, total: &l.inflight}
+	ref := &moduleRef{mod: m, total: &l.inflight, live: l}
 	recs, err := records(m, ref, l.opts)
 	if err != nil {
 		_ = m.Close(ctx)
