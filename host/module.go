@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -93,7 +94,11 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	if err != nil {
 		return fail(err, "%v", err)
 	}
-	compiled, err := r.rt.CompileModule(ctx, checked)
+	compiled, err := r.compileWasm(ctx, path, checked)
+	var cerr *CacheError
+	if errors.As(err, &cerr) {
+		return fail(err, "%v", err) // not the module's fault: do not call it invalid
+	}
 	if err != nil {
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
