@@ -158,6 +158,10 @@ func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wa
 	return nil, &CacheError{Dir: r.cacheDir, Err: err}
 }
 
+// CacheDir returns the file compilation cache's folder, or "" when there
+// is none.
+func (r *Runtime) CacheDir() string { return r.cacheDir }
+
 // CacheEntries counts the compiled modules in the file compilation cache
 // (false when there is none). wazero writes one file per module it had to
 // compile, during compilation, so the difference across a batch of loads is

@@ -48,8 +48,9 @@ type Live struct {
 	started   bool // the first rescan (Open's) is over
 	retry     bool // the last rescan could not read everything
 
-	fs    folderFS                             // how the folder is read
-	after func(time.Duration) <-chan time.Time // Watch's clock
+	owners *owners                              // who holds each tool name, across restarts
+	fs     folderFS                             // how the folder is read
+	after  func(time.Duration) <-chan time.Time // Watch's clock
 }
 
 // stamp is what a stat says of a file: enough to tell it has not been
@@ -82,7 +83,7 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 	}
 	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
 		files: map[string]*liveFile{}, rejected: map[string]string{},
-		fs: osFS, after: time.After}
+		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	ch, err := l.Rescan(ctx)
@@ -251,8 +252,10 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			l.cacheMisses.Add(uint64(misses))
 			l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
 		}
-		for i, p := range fresh {
-			l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
+		// The recorded owner of a name goes first, so that a clash is
+		// decided as it was before this start.
+		for _, i := range l.owners.admitOrder(fresh, loaded) {
+			l.admit(ctx, fresh[i], shaOf[fresh[i]], loaded[i], next, ch)
 		}
 	}
 	if !ch.Empty() {
@@ -321,7 +324,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	}
 	if clash := claimed(recs, path, next); clash != "" {
 		_ = m.Close(ctx)
-		keepOld(&host.LoadError{Path: path, Reason: clash})
+		keepOld(&host.LoadError{Path: path, Reason: clash + "; the file that served the name first keeps it, across restarts too"})
 		return
 	}
 	delete(l.rejected, path)
@@ -377,6 +380,7 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 		return
 	}
 	l.cur.Store(reg)
+	l.owners.record(next)
 	for p, old := range l.files {
 		if f, ok := next[p]; !ok || f != old {
 			old.ref.retire()

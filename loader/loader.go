@@ -69,6 +69,11 @@ type Options struct {
 	// Prefixes put a prefix before the wire names of a module's tools, by
 	// module file name ("github.wasm"); each must be client-safe.
 	Prefixes map[string]string
+	// OwnersFile records which file holds each tool name, so that when two
+	// files declare one name the file that held it first keeps it across
+	// restarts. Empty means no record: a clash at start-up goes to the
+	// file first in name order.
+	OwnersFile string
 }
 
 // Load loads every module in dir once, as Open does (writing a progress

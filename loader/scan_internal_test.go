@@ -26,7 +26,7 @@ func openInternal(t *testing.T, dir string, fsys folderFS) *Live {
 	t.Cleanup(func() { rt.Close(ctx) })
 	// open, with the folder read through fsys from the first scan on.
 	l := &Live{rt: rt, dir: dir, logger: discardLogger(), files: map[string]*liveFile{},
-		rejected: map[string]string{}, fs: fsys, after: time.After}
+		rejected: map[string]string{}, fs: fsys, after: time.After, owners: loadOwners("", discardLogger())}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	if _, err := l.Rescan(ctx); err != nil {

@@ -132,6 +132,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	defer rt.Close(context.Background())
 	lopts := op.loaderOptions(f.toolNames == "exact")
 	lopts.Progress, lopts.Check = cmd.ErrOrStderr(), transport.CheckTool
+	lopts.OwnersFile = loader.OwnersFileFor(rt.CacheDir(), f.plugins)
 	live, err := loader.Open(ctx, rt, f.plugins, lopts, logger)
 	if err != nil {
 		return err
