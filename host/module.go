@@ -94,6 +94,12 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	if err != nil {
 		return fail(err, "%v", err)
 	}
+	// In a child first, under a deadline and a memory limit: compiling
+	// has neither in wazero, and a hostile module can make it take
+	// minutes and gigabytes. The child fills the cache we then load from.
+	if err := r.precompile(ctx, checked); err != nil {
+		return fail(err, "%v", err)
+	}
 	compiled, err := r.compileWasm(ctx, path, checked)
 	var cerr *CacheError
 	if errors.As(err, &cerr) {

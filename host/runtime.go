@@ -44,6 +44,9 @@ type Config struct {
 	// Egress grants modules outbound HTTP through the toolhost_v1 host
 	// functions (see Egress); the zero value grants nothing.
 	Egress Egress
+	// Compile bounds compiling each module (see CompileLimits); the zero
+	// value compiles in this process, without bounds.
+	Compile CompileLimits
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for

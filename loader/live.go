@@ -40,13 +40,15 @@ type Live struct {
 	// (counted per rescan from the cache's entries; see CacheEntries).
 	cacheHits, cacheMisses atomic.Uint64
 
-	mu        sync.Mutex // serialises rescans and guards the fields below
+	scanMu    sync.Mutex // one rescan at a time
+	mu        sync.Mutex // guards the fields below; not held while compiling
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
 	stamps    map[string]stamp  // path -> size and mtime when last read
 	listeners []func(*registry.Registry)
 	started   bool // the first rescan (Open's) is over
 	retry     bool // the last rescan could not read everything
+	closed    bool // Close was called
 
 	owners *owners                              // who holds each tool name, across restarts
 	fs     folderFS                             // how the folder is read
@@ -156,6 +158,8 @@ func (c *Change) Empty() bool { return len(c.Loaded) == 0 && len(c.Removed) == 0
 // error is a *ScanError, what could not be read keeps serving as it was,
 // and the Change says what was applied of the rest.
 func (l *Live) Rescan(ctx context.Context) (*Change, error) {
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ch := &Change{Tools: map[string][]string{}, Took: map[string]time.Duration{}}
@@ -245,12 +249,25 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		}
 	}
 	if len(fresh) > 0 {
+		// Compile off the lock (scanMu still keeps rescans one at a
+		// time): compiling can take as long as the host's compile limit
+		// allows, and Close (shutdown) and OnChange must not wait for it.
+		l.mu.Unlock()
 		before, cached := l.rt.CacheEntries()
 		loaded := l.compile(ctx, fresh, bytesOf)
 		if after, _ := l.rt.CacheEntries(); cached {
 			misses := max(after-before, 0)
 			l.cacheMisses.Add(uint64(misses))
 			l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
+		}
+		l.mu.Lock()
+		if l.closed {
+			for _, r := range loaded {
+				if r.mod != nil {
+					_ = r.mod.Close(ctx)
+				}
+			}
+			return ch, ErrClosed
 		}
 		// The recorded owner of a name goes first, so that a clash is
 		// decided as it was before this start.
@@ -428,10 +445,16 @@ func (l *Live) report(ch *Change) {
 	}
 }
 
-// Close retires every module; calls in flight finish first.
+// ErrClosed is a rescan that ended because Close was called while it
+// compiled: what it compiled is discarded.
+var ErrClosed = errors.New("loader: the plugins folder was closed")
+
+// Close retires every module; calls in flight finish first. It does not
+// wait for a rescan's compiles: their modules are discarded.
 func (l *Live) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	for _, f := range l.files {
 		f.ref.retire()
 	}

@@ -18,8 +18,15 @@ import (
 
 func openInternal(t *testing.T, dir string, fsys folderFS) *Live {
 	t.Helper()
+	return openWith(t, host.Config{CacheDir: filepath.Join(os.TempDir(), "toolhost-test-cache")}, dir, fsys)
+}
+
+// openWith is Open on a runtime configured by cfg, with the folder read
+// through fsys from the first scan on.
+func openWith(t *testing.T, cfg host.Config, dir string, fsys folderFS) *Live {
+	t.Helper()
 	ctx := context.Background()
-	rt, err := host.New(ctx, host.Config{CacheDir: filepath.Join(os.TempDir(), "toolhost-test-cache")})
+	rt, err := host.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

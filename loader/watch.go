@@ -2,6 +2,7 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -66,7 +67,11 @@ func (l *Live) Watch(ctx context.Context, debounce time.Duration) error {
 			due = l.after(debounce)
 		case <-due:
 			due = nil
-			if _, err := l.Rescan(ctx); err != nil {
+			_, err := l.Rescan(ctx)
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
 				backoff = nextBackoff(backoff)
 				l.logger.Warn("plugins folder rescan could not read everything; tools kept as they were, retrying",
 					"dir", l.dir, "err", err, "retry_in", backoff)

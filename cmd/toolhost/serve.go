@@ -138,6 +138,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer live.Close()
+	if ctx.Err() != nil {
+		return nil // SIGINT or SIGTERM during the start-up compiles (which it ended): stop here
+	}
 	logger.Info("tools loaded", "tools", len(live.Registry().List()))
 	for _, name := range cfg.ToolNames() {
 		if _, ok := live.Lookup(name); !ok {
