@@ -162,6 +162,9 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	defer l.scanMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return &Change{}, ErrClosed
+	}
 	ch := &Change{Tools: map[string][]string{}, Took: map[string]time.Duration{}}
 	paths, err := l.list()
 	if err != nil {
