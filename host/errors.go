@@ -35,3 +35,17 @@ func (e *Fault) Error() string {
 }
 
 func (e *Fault) Unwrap() error { return e.Err }
+
+// CacheError is a compilation that failed because of the file compilation
+// cache, not the module, even after the cache was checked and bypassed
+// (say, its folder cannot be read).
+type CacheError struct {
+	Dir string
+	Err error
+}
+
+func (e *CacheError) Error() string {
+	return fmt.Sprintf("compilation cache %s: %v (the module itself may be fine; check the folder, or run with the cache off)", e.Dir, e.Err)
+}
+
+func (e *CacheError) Unwrap() error { return e.Err }

@@ -31,6 +31,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(host.CompileChildEnv) == "1" {
+		// The test binary is the compiler child of the compile-limit tests.
+		os.Exit(host.CompileChildMain(os.Stdin, os.Stderr))
+	}
 	os.Exit(run(m))
 }
 

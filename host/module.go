@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -51,9 +51,9 @@ var wantExports = []export{
 // and each request it makes is refused naming the missing grant.
 var providedImports = []string{"wasi_snapshot_preview1", abi.ImportModule}
 
-// LoadFile reads and loads one module file. See Load.
+// LoadFile reads (see ReadModuleFile) and loads one module file. See Load.
 func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
-	wasm, err := os.ReadFile(path)
+	wasm, err := ReadModuleFile(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "cannot read: " + err.Error(), Err: err}
 	}
@@ -94,7 +94,17 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	if err != nil {
 		return fail(err, "%v", err)
 	}
-	compiled, err := r.rt.CompileModule(ctx, checked)
+	// In a child first, under a deadline and a memory limit: compiling
+	// has neither in wazero, and a hostile module can make it take
+	// minutes and gigabytes. The child fills the cache we then load from.
+	if err := r.precompile(ctx, checked); err != nil {
+		return fail(err, "%v", err)
+	}
+	compiled, err := r.compileWasm(ctx, path, checked)
+	var cerr *CacheError
+	if errors.As(err, &cerr) {
+		return fail(err, "%v", err) // not the module's fault: do not call it invalid
+	}
 	if err != nil {
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"os"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
@@ -25,7 +24,7 @@ var plannerExports = []export{
 
 // LoadPlannerFile reads and loads a planner module file. See LoadPlanner.
 func (r *Runtime) LoadPlannerFile(ctx context.Context, path string) (*Planner, error) {
-	wasm, err := os.ReadFile(path)
+	wasm, err := ReadModuleFile(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Reason: "cannot read: " + err.Error(), Err: err}
 	}

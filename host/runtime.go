@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -43,6 +44,9 @@ type Config struct {
 	// Egress grants modules outbound HTTP through the toolhost_v1 host
 	// functions (see Egress); the zero value grants nothing.
 	Egress Egress
+	// Compile bounds compiling each module (see CompileLimits); the zero
+	// value compiles in this process, without bounds.
+	Compile CompileLimits
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -50,7 +54,8 @@ type Config struct {
 type Runtime struct {
 	rt       wazero.Runtime
 	cache    wazero.CompilationCache
-	cacheDir string // "" when there is no file cache
+	cacheDir string      // "" when there is no file cache
+	guard    *cacheGuard // nil when there is no file cache
 	cfg      Config
 	logger   *slog.Logger
 	egress   *egress
@@ -76,10 +81,16 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
 	cache, cacheDir, err := openCache(cfg.CacheDir)
 	if err != nil {
-		return nil, err
+		// A cache that cannot be made (a read-only or full disk) only
+		// costs compile time: run without it rather than refuse to start.
+		logger.Warn("compilation cache unavailable; compiling every module afresh", "err", err)
+		cache, cacheDir = nil, ""
 	}
+	var guard *cacheGuard
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)
+		guard = &cacheGuard{root: cacheDir, logger: logger, seen: map[string]fileStamp{}}
+		guard.sweep(false)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -90,7 +101,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", abi.ImportModule, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, cfg: cfg, logger: logger, egress: eg}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, egress: eg}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -113,6 +124,47 @@ func openCache(dir string) (wazero.CompilationCache, string, error) {
 	return cache, dir, nil
 }
 
+// compileWasm compiles wasm through the file cache, which is never a
+// reason to refuse a module: a damaged entry is deleted and the module
+// compiled again, and a cache that cannot be written is bypassed with a
+// warning (wazero has already kept the compiled code in memory when its
+// write fails, so compiling again takes it from there). Its errors are the
+// module's own, or a *CacheError.
+func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wazero.CompiledModule, error) {
+	if r.guard == nil {
+		return r.rt.CompileModule(ctx, wasm)
+	}
+	r.guard.sweep(false) // what changed since the last compile, before wazero reads it
+	var err error
+	for attempt := range 3 {
+		var c wazero.CompiledModule
+		if c, err = r.rt.CompileModule(ctx, wasm); err == nil {
+			return c, nil
+		}
+		if !isCacheError(err) || ctx.Err() != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(err.Error(), "compilationcache:") {
+			// The file system refused a read or a write (a full disk):
+			// wazero kept the compiled code in memory; take it from there.
+			r.logger.Warn("compilation cache cannot be read or written; the module is compiled in memory only",
+				"file", path, "err", err)
+			continue
+		}
+		n := 0
+		if attempt == 0 {
+			n = r.guard.sweep(true)
+		}
+		r.logger.Warn("compilation cache: an entry could not be used; compiling the module again",
+			"file", path, "err", err, "damaged_entries_deleted", n)
+	}
+	return nil, &CacheError{Dir: r.cacheDir, Err: err}
+}
+
+// CacheDir returns the file compilation cache's folder, or "" when there
+// is none.
+func (r *Runtime) CacheDir() string { return r.cacheDir }
+
 // CacheEntries counts the compiled modules in the file compilation cache
 // (false when there is none). wazero writes one file per module it had to
 // compile, during compilation, so the difference across a batch of loads is
@@ -123,7 +175,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 	}
 	n := 0
 	_ = filepath.WalkDir(r.cacheDir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && isEntryName(d.Name()) {
 			n++
 		}
 		return nil

@@ -45,6 +45,7 @@ func checkModule(wasm []byte) ([]byte, error) {
 	}
 	top := &wreader{b: wasm, off: 8}
 	var tables *tableSection
+	var cost hostCost
 	for top.off < len(top.b) {
 		head := top.off
 		id, _ := top.byte()
@@ -56,7 +57,7 @@ func checkModule(wasm []byte) ([]byte, error) {
 			return nil, fmt.Errorf("%w: %s section: declares %d bytes, %d remain", errMalformed, sectionName(id), size, len(wasm)-head)
 		}
 		sec := &wreader{b: wasm[top.off-int(size) : top.off]}
-		if err := checkSection(id, sec, &tables); err != nil {
+		if err := checkSection(id, sec, &tables, &cost); err != nil {
 			var over *overLimit
 			if errors.As(err, &over) {
 				return nil, fmt.Errorf("%s section: %s", sectionName(id), over.msg)
@@ -67,10 +68,18 @@ func checkModule(wasm []byte) ([]byte, error) {
 			tables.head, tables.end = head, top.off
 		}
 	}
-	if tables == nil {
-		return wasm, nil
+	out := wasm
+	if tables != nil {
+		var err error
+		if out, err = tables.apply(wasm); err != nil {
+			return nil, err
+		}
+		cost.tableEntries = tables.entries
 	}
-	return tables.apply(wasm)
+	if err := cost.check(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 var errMalformed = errors.New("not a valid WebAssembly module")
@@ -93,7 +102,9 @@ func sectionName(id byte) string {
 	return fmt.Sprintf("unknown (id %d)", id)
 }
 
-func checkSection(id byte, r *wreader, tables **tableSection) error {
+// checkSection checks one section, adding what it makes every instance
+// allocate to cost.
+func checkSection(id byte, r *wreader, tables **tableSection, cost *hostCost) error {
 	switch id {
 	case 0:
 		return checkCustom(r)
@@ -101,8 +112,12 @@ func checkSection(id byte, r *wreader, tables **tableSection) error {
 		return r.each("types", checkType)
 	case 2:
 		return r.each("imports", checkImport)
-	case 3, 6, 13: // function, global, tag: flat entries, each at least a byte
+	case 3, 13: // function, tag: flat entries, each at least a byte
 		_, err := r.count("entries")
+		return err
+	case 6:
+		n, err := r.count("entries")
+		cost.globals = uint64(n)
 		return err
 	case 4:
 		t, err := readTables(r)
@@ -120,11 +135,19 @@ func checkSection(id byte, r *wreader, tables **tableSection) error {
 			return err
 		})
 	case 9:
-		return r.each("element segments", checkElement)
+		return r.each("element segments", func(r *wreader) error {
+			n, err := checkElement(r)
+			cost.elemSegments++
+			cost.elemItems += uint64(n)
+			return err
+		})
 	case 10:
 		return r.each("functions", checkCode)
 	case 11:
-		return r.each("data segments", checkData)
+		return r.each("data segments", func(r *wreader) error {
+			cost.dataSegments++
+			return checkData(r)
+		})
 	}
 	return nil // memory, start, data count: no allocation by count; others: wazero refuses
 }
@@ -220,22 +243,23 @@ func checkImport(r *wreader) error {
 	return err
 }
 
-func checkElement(r *wreader) error {
+// checkElement reads one element segment and returns its number of items.
+func checkElement(r *wreader) (uint32, error) {
 	flags, err := r.u32()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if flags > 7 {
-		return bad("element segment flags %d", flags)
+		return 0, bad("element segment flags %d", flags)
 	}
 	if flags&2 != 0 && flags&1 == 0 { // an active segment with a table index
 		if _, err := r.u32(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if flags&1 == 0 { // active: an offset
 		if err := r.constExpr(); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if flags&3 != 0 { // not the legacy form: an element kind or type
@@ -245,13 +269,23 @@ func checkElement(r *wreader) error {
 			err = r.valtype()
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
+	what, item := "element expressions", (*wreader).constExpr
 	if flags&4 == 0 {
-		return r.each("function indices", func(r *wreader) error { _, err := r.u32(); return err })
+		what, item = "function indices", func(r *wreader) error { _, err := r.u32(); return err }
 	}
-	return r.each("element expressions", (*wreader).constExpr)
+	n, err := r.count(what)
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		if err := item(r); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 func checkCode(r *wreader) error {

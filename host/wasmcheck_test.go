@@ -163,3 +163,47 @@ func TestCheckModuleTables(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckModuleHostMemory: issue 10 finding 2. What every instance
+// allocates on the host outside its linear memory (globals, element
+// items and segments, tables, data segments) is counted at load against
+// MaxHostBytes. Before, a 4 MB module of passive element segments cost
+// ~157 MiB of host heap per instance, and a million globals ~90 MiB.
+func TestCheckModuleHostMemory(t *testing.T) {
+	vec := func(n int, item ...byte) []byte {
+		b := leb(nil, uint32(n))
+		for range n {
+			b = append(b, item...)
+		}
+		return b
+	}
+	types, funcs, code := sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b)
+	table := func(n uint32) []byte { return cat([]byte{4, 1, 0x70, 1}, leb(nil, n), leb(nil, n)) }
+	cases := []struct {
+		name, want string
+		wasm       []byte
+	}{
+		{"globals", "200000 globals × 88 B", module(types, funcs, cat([]byte{6}, vec(200000, 0x7f, 1, 0x41, 0, 0x0b)), code)},
+		{"passive element items", "400000 element items × 42 B", module(types, funcs, cat([]byte{9, 1, 1, 0}, vec(400000, 0)), code)},
+		{"element expressions", "400000 element items", module(types, funcs, cat([]byte{9, 1, 5, 0x70}, vec(400000, 0xd2, 0, 0x0b)), code)},
+		{"element segments", "250000 element segments × 32 B", module(types, funcs, cat([]byte{9}, vec(250000, 1, 0, 1, 0)), code)},
+		{"data segments", "800000 data segments × 24 B", module(types, funcs, code, cat([]byte{11}, vec(800000, 1, 1, 7)))},
+		{"together", "1048576 table entries × 8 B", module(types, funcs, table(MaxTableEntries), cat([]byte{6}, vec(100000, 0x7f, 1, 0x41, 0, 0x0b)), code)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := checkModule(tc.wasm)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "over the host's limit of 16 MiB") {
+				t.Fatalf("checkModule(%d bytes) = %v; want a host-memory refusal naming %q", len(tc.wasm), err, tc.want)
+			}
+			if errors.Is(err, errMalformed) {
+				t.Errorf("%v: a valid module over a limit is not malformed", err)
+			}
+		})
+	}
+	// Just under the limit loads: the cap is a budget, not a ban.
+	under := module(types, funcs, cat([]byte{6}, vec(MaxHostBytes/hostBytesPerGlobal, 0x7f, 1, 0x41, 0, 0x0b)), code)
+	if _, err := checkModule(under); err != nil {
+		t.Fatalf("globals within the budget: %v", err)
+	}
+}

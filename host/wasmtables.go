@@ -8,6 +8,7 @@ type tableSection struct {
 	head, end int    // the whole section (id byte to last byte) in the module
 	body      []byte // the section's content
 	tables    []tableType
+	entries   uint64 // all tables' entries at their maximum, once apply has run
 }
 
 // tableType is one table's limits and where their bytes are in the body.
@@ -92,6 +93,7 @@ func (t *tableSection) apply(wasm []byte) ([]byte, error) {
 		body = leb(body, max)
 		prev, changed = tt.end, true
 	}
+	t.entries = MaxTableEntries - budget // the minima and the growth allowed
 	if !changed {
 		return wasm, nil
 	}

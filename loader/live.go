@@ -6,13 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,12 +40,19 @@ type Live struct {
 	// (counted per rescan from the cache's entries; see CacheEntries).
 	cacheHits, cacheMisses atomic.Uint64
 
-	mu        sync.Mutex // serialises rescans and guards the fields below
+	scanMu    sync.Mutex // one rescan at a time
+	mu        sync.Mutex // guards the fields below; not held while compiling
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
 	stamps    map[string]stamp  // path -> size and mtime when last read
 	listeners []func(*registry.Registry)
 	started   bool // the first rescan (Open's) is over
+	retry     bool // the last rescan could not read everything
+	closed    bool // Close was called
+
+	owners *owners                              // who holds each tool name, across restarts
+	fs     folderFS                             // how the folder is read
+	after  func(time.Duration) <-chan time.Time // Watch's clock
 }
 
 // stamp is what a stat says of a file: enough to tell it has not been
@@ -54,14 +60,6 @@ type Live struct {
 type stamp struct {
 	size  int64
 	mtime time.Time
-}
-
-func stampOf(path string) (stamp, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return stamp{}, err
-	}
-	return stamp{size: fi.Size(), mtime: fi.ModTime()}, nil
 }
 
 type liveFile struct {
@@ -86,10 +84,23 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 		return nil, nil, fmt.Errorf("plugins folder: %w", err)
 	}
 	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{}}
+		files: map[string]*liveFile{}, rejected: map[string]string{},
+		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	ch, err := l.Rescan(ctx)
+	var se *ScanError
+	if errors.As(err, &se) && se.Listing == nil {
+		// Files that could not be read are not refused: Watch retries
+		// them. Say so at start-up beside the files that loaded.
+		for _, p := range slices.Sorted(maps.Keys(se.Files)) {
+			ch.Errors = append(ch.Errors, &host.LoadError{Path: p, Reason: "cannot read (will retry): " + se.Files[p].Error(), Err: se.Files[p]})
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "toolhost: skip %s: cannot read (will retry): %v\n", p, se.Files[p])
+			}
+		}
+		err = nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -106,6 +117,16 @@ func (l *Live) InFlight() int64 { return l.inflight.Load() }
 // CacheStats returns how many module loads the compilation cache served
 // and how many it had to compile, since Open.
 func (l *Live) CacheStats() (hits, misses uint64) { return l.cacheHits.Load(), l.cacheMisses.Load() }
+
+// serving returns the handler now serving the tool name, or nil.
+func (l *Live) serving(name string) *boundTool {
+	rec, ok := l.cur.Load().Lookup(name)
+	if !ok {
+		return nil
+	}
+	bt, _ := rec.Handler.(*boundTool)
+	return bt
+}
 
 // Registry returns the current registry.
 func (l *Live) Registry() *registry.Registry { return l.cur.Load() }
@@ -132,27 +153,46 @@ func (c *Change) Empty() bool { return len(c.Loaded) == 0 && len(c.Removed) == 0
 
 // Rescan brings the registry in line with the folder. It reads each
 // *.wasm file, loads those whose sha256 is new, and swaps once if anything
-// changed.
+// changed. Only a listing that succeeded and lacks a file removes its
+// tools: when the folder cannot be listed, or a file cannot be read, the
+// error is a *ScanError, what could not be read keeps serving as it was,
+// and the Change says what was applied of the rest.
 func (l *Live) Rescan(ctx context.Context) (*Change, error) {
+	l.scanMu.Lock()
+	defer l.scanMu.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	paths, err := filepath.Glob(filepath.Join(l.dir, "*.wasm"))
-	if err != nil {
-		return nil, err
+	if l.closed {
+		return &Change{}, ErrClosed
 	}
-	sort.Strings(paths)
 	ch := &Change{Tools: map[string][]string{}, Took: map[string]time.Duration{}}
+	paths, err := l.list()
+	if err != nil {
+		l.retry = true
+		return ch, &ScanError{Dir: l.dir, Listing: err}
+	}
 	next := make(map[string]*liveFile, len(paths))
+	unread := map[string]error{}
+	keep := func(p string, err error) { // p could not be read: as it was
+		unread[p] = err
+		if old, ok := l.files[p]; ok {
+			next[p] = old
+		}
+	}
 	var fresh []string // paths whose bytes changed, to load
 	bytesOf := map[string][]byte{}
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
 	for _, p := range paths {
-		st, err := stampOf(p)
-		if err != nil {
-			continue // vanished between glob and stat: the next rescan sees it
+		fi, err := l.fs.stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone since the listing (or a dangling symlink): not there
 		}
-		stamps[p] = st
+		if err != nil {
+			keep(p, err)
+			continue
+		}
+		st := stamp{size: fi.Size(), mtime: fi.ModTime()}
 		sha, known := "", st == l.stamps[p]
 		if known {
 			// Same size and modification time as when last read: the
@@ -166,12 +206,27 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		}
 		var b []byte
 		if sha == "" {
-			if b, err = os.ReadFile(p); err != nil {
+			if b, err = l.fs.readFile(p); errIsNotModule(err) {
+				// A FIFO, a device, a directory: refused like bad bytes,
+				// remembered by its stat, never read again as it is.
+				stamps[p] = st
+				if l.rejected[p] != notModule(st) {
+					ch.Errors = append(ch.Errors, &host.LoadError{Path: p, Reason: err.Error(), Err: err})
+				}
+				l.rejected[p] = notModule(st)
+				if old, ok := l.files[p]; ok {
+					next[p] = old
+				}
+				continue
+			}
+			if err != nil {
+				keep(p, err)
 				continue
 			}
 			sum := sha256.Sum256(b)
 			sha = hex.EncodeToString(sum[:])
 		}
+		stamps[p] = st
 		if old, ok := l.files[p]; ok && old.sha == sha {
 			next[p] = old
 			continue
@@ -193,10 +248,14 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	}
 	for p := range l.rejected {
 		if _, ok := stamps[p]; !ok {
-			delete(l.rejected, p) // the refused file is gone
+			delete(l.rejected, p) // the refused file is gone (or unread: read it again)
 		}
 	}
 	if len(fresh) > 0 {
+		// Compile off the lock (scanMu still keeps rescans one at a
+		// time): compiling can take as long as the host's compile limit
+		// allows, and Close (shutdown) and OnChange must not wait for it.
+		l.mu.Unlock()
 		before, cached := l.rt.CacheEntries()
 		loaded := l.compile(ctx, fresh, bytesOf)
 		if after, _ := l.rt.CacheEntries(); cached {
@@ -204,14 +263,29 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			l.cacheMisses.Add(uint64(misses))
 			l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
 		}
-		for i, p := range fresh {
-			l.admit(ctx, p, shaOf[p], loaded[i], next, ch)
+		l.mu.Lock()
+		if l.closed {
+			for _, r := range loaded {
+				if r.mod != nil {
+					_ = r.mod.Close(ctx)
+				}
+			}
+			return ch, ErrClosed
+		}
+		// The recorded owner of a name goes first, so that a clash is
+		// decided as it was before this start.
+		for _, i := range l.owners.admitOrder(fresh, loaded) {
+			l.admit(ctx, fresh[i], shaOf[fresh[i]], loaded[i], next, ch)
 		}
 	}
 	if !ch.Empty() {
 		l.swap(next, ch)
 	}
 	l.started = true
+	l.retry = len(unread) > 0
+	if l.retry {
+		return ch, &ScanError{Dir: l.dir, Files: unread}
+	}
 	return ch, nil
 }
 
@@ -261,7 +335,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		keepOld(le)
 		return
 	}
-	ref := &moduleRef{mod: m, total: &l.inflight}
+	ref := &moduleRef{mod: m, total: &l.inflight, live: l}
 	recs, err := records(m, ref, l.opts)
 	if err != nil {
 		_ = m.Close(ctx)
@@ -270,7 +344,7 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	}
 	if clash := claimed(recs, path, next); clash != "" {
 		_ = m.Close(ctx)
-		keepOld(&host.LoadError{Path: path, Reason: clash})
+		keepOld(&host.LoadError{Path: path, Reason: clash + "; the file that served the name first keeps it, across restarts too"})
 		return
 	}
 	delete(l.rejected, path)
@@ -326,6 +400,7 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 		return
 	}
 	l.cur.Store(reg)
+	l.owners.record(next)
 	for p, old := range l.files {
 		if f, ok := next[p]; !ok || f != old {
 			old.ref.retire()
@@ -373,10 +448,16 @@ func (l *Live) report(ch *Change) {
 	}
 }
 
-// Close retires every module; calls in flight finish first.
+// ErrClosed is a rescan that ended because Close was called while it
+// compiled: what it compiled is discarded.
+var ErrClosed = errors.New("loader: the plugins folder was closed")
+
+// Close retires every module; calls in flight finish first. It does not
+// wait for a rescan's compiles: their modules are discarded.
 func (l *Live) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	for _, f := range l.files {
 		f.ref.retire()
 	}

@@ -69,6 +69,11 @@ type Options struct {
 	// Prefixes put a prefix before the wire names of a module's tools, by
 	// module file name ("github.wasm"); each must be client-safe.
 	Prefixes map[string]string
+	// OwnersFile records which file holds each tool name, so that when two
+	// files declare one name the file that held it first keeps it across
+	// restarts. Empty means no record: a clash at start-up goes to the
+	// file first in name order.
+	OwnersFile string
 }
 
 // Load loads every module in dir once, as Open does (writing a progress
@@ -197,13 +202,37 @@ type boundTool struct {
 	lim  host.Limits
 }
 
+// maxReplaced bounds how many successive versions one call chases when
+// reloads keep replacing its tool as it starts; each step means a newer
+// version was already serving, so this is reached only under a reload storm.
+const maxReplaced = 16
+
+// Handle runs the call. A call that looked the tool up just before a
+// reload retired its module did not lose anything: it runs on the version
+// now serving (installed before the old one retired), so a reload never
+// fails a call, never counts against the tool's breaker, and never leaves
+// a failure stored under an idempotency key.
 func (b *boundTool) Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	if b.ref != nil {
-		if !b.ref.acquire() {
-			return nil, &abi.Error{Kind: abi.KindInternal,
-				Message: fmt.Sprintf("tool %s: its module was replaced as the call started; call it again", b.name)}
-		}
-		defer b.ref.release()
+	if b.ref == nil {
+		return b.mod.Call(ctx, b.name, args, b.lim)
 	}
-	return b.mod.Call(ctx, b.name, args, b.lim)
+	for cur, n := b, 0; n < maxReplaced; n++ {
+		if cur.ref.acquire() {
+			defer cur.ref.release()
+			return cur.mod.Call(ctx, cur.name, args, cur.lim)
+		}
+		next := cur.ref.live.serving(cur.name)
+		if next == nil {
+			// Removed by the reload: a retry looks it up again, and the
+			// dispatcher answers not_found.
+			return nil, &abi.Error{Kind: abi.KindTransient,
+				Message: fmt.Sprintf("tool %s was removed as the call started", b.name)}
+		}
+		if next == cur {
+			break // the folder was closed: nothing newer will come
+		}
+		cur = next
+	}
+	return nil, &abi.Error{Kind: abi.KindTransient,
+		Message: fmt.Sprintf("tool %s: its module kept being replaced as the call started; call it again", b.name)}
 }

@@ -16,6 +16,7 @@ type closer interface {
 type moduleRef struct {
 	mod   closer
 	total *atomic.Int64 // the folder's calls in flight, for InFlight; may be nil
+	live  *Live         // the folder serving the module, for a call that lost a race with its reload
 
 	mu       sync.Mutex
 	inflight int

@@ -10,12 +10,17 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/host"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	if os.Getenv(host.CompileChildEnv) == "1" {
+		// serve re-executes itself to compile modules under limits.
+		os.Exit(host.CompileChildMain(os.Stdin, os.Stderr))
+	}
 	os.Exit(doMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -47,7 +48,19 @@ func newOperator(path string, bus *events.Bus) (*operator, error) {
 // and egress by its grants, drawing on its governor.
 func (o *operator) hostConfig(cacheDir string, logger *slog.Logger) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
-		Egress: host.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}}
+		Egress: host.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits()}
+}
+
+// compileLimits compiles each module in a child process, this executable
+// (main turns it into the compiler when host.CompileChildEnv is set),
+// under the host's default deadline and memory limit: a hostile module
+// can make wazero's compiler take minutes and gigabytes.
+func compileLimits() host.CompileLimits {
+	exe, err := os.Executable()
+	if err != nil {
+		return host.CompileLimits{} // compile in this process, unbounded
+	}
+	return host.CompileLimits{Command: []string{exe}}
 }
 
 // loaderOptions are the operator's word on the tools for the loader: the

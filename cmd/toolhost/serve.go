@@ -132,11 +132,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	defer rt.Close(context.Background())
 	lopts := op.loaderOptions(f.toolNames == "exact")
 	lopts.Progress, lopts.Check = cmd.ErrOrStderr(), transport.CheckTool
+	lopts.OwnersFile = loader.OwnersFileFor(rt.CacheDir(), f.plugins)
 	live, err := loader.Open(ctx, rt, f.plugins, lopts, logger)
 	if err != nil {
 		return err
 	}
 	defer live.Close()
+	if ctx.Err() != nil {
+		return nil // SIGINT or SIGTERM during the start-up compiles (which it ended): stop here
+	}
 	logger.Info("tools loaded", "tools", len(live.Registry().List()))
 	for _, name := range cfg.ToolNames() {
 		if _, ok := live.Lookup(name); !ok {

@@ -1,0 +1,210 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// Defaults for CompileLimits fields left at zero.
+const (
+	// DefaultCompileCPU bounds the CPU time of compiling one module. A Go
+	// guest compiles in about a second of CPU (15 s under the race
+	// detector); a module of 100,000 nested blocks (300 KB) took 2.5
+	// minutes. CPU time, not wall time, so that a loaded machine does not
+	// refuse good modules.
+	DefaultCompileCPU = 60 * time.Second
+	// compileWallFactor sets the wall-clock backstop: this many times the
+	// CPU limit (a child starved of CPU, or stuck, is ended too).
+	compileWallFactor = 10
+	// DefaultCompileMemory bounds the memory of the compiler process. A
+	// Go guest compiles in well under 512 MiB; a 1 MB br_table reached
+	// 2.4 GB.
+	DefaultCompileMemory = 2 << 30
+)
+
+// CompileChildEnv, set to "1" in a process's environment, makes it a
+// compiler child: a program that calls CompileChildMain first thing when
+// it is set can serve as CompileLimits.Command (toolhost does).
+const CompileChildEnv = "TOOLHOST_COMPILE_CHILD"
+
+// Further parameters of the child, by environment.
+const (
+	compileCacheEnv  = "TOOLHOST_COMPILE_CACHE"
+	compileMemoryEnv = "TOOLHOST_COMPILE_MEMORY"
+	compileCPUEnv    = "TOOLHOST_COMPILE_CPU"
+)
+
+// Exit codes of a compiler child.
+const (
+	childCompiled    = 0
+	childModuleError = 1 // the module does not compile: the runtime says why
+	childOutOfMemory = 3 // over the memory limit
+	childOutOfCPU    = 4 // over the CPU time limit
+)
+
+// CompileLimits bound compiling a module, which wazero does without a
+// deadline or a memory bound (issue 10 finding 5: a 300 KB module of nested
+// blocks compiled for 2.5 minutes, a 1 MB br_table grew to 2.4 GB). With a
+// Command, each module is first compiled in a child process under a
+// deadline and a memory limit; a child that runs out of either
+// refuses the module, and one that compiles has filled the file cache, from
+// which the runtime then loads. The zero value compiles in this process,
+// unbounded.
+type CompileLimits struct {
+	// Command is the child's argv: a program that calls CompileChildMain
+	// when CompileChildEnv is set (toolhost: its own executable). Empty
+	// means no child.
+	Command []string
+	// CPUTime bounds the CPU time of one compile; 0 means
+	// DefaultCompileCPU. Wall time is bounded at ten times this.
+	CPUTime time.Duration
+	// MemoryBytes caps the memory the child's Go runtime maps; 0 means
+	// DefaultCompileMemory.
+	MemoryBytes uint64
+}
+
+// CompileLimitError is a module refused because compiling it ran out of
+// time or memory.
+type CompileLimitError struct {
+	Reason string
+}
+
+func (e *CompileLimitError) Error() string { return e.Reason }
+
+// precompile compiles wasm in a child under the limits. nil means it
+// compiled (and the cache, if any, holds it), or that it failed as a module
+// does: the runtime compiles it next and reports the module's own error.
+func (r *Runtime) precompile(ctx context.Context, wasm []byte) error {
+	lim := r.cfg.Compile
+	if len(lim.Command) == 0 {
+		return nil
+	}
+	cpu := lim.CPUTime
+	if cpu <= 0 {
+		cpu = DefaultCompileCPU
+	}
+	timeout := compileWallFactor * cpu
+	mem := lim.MemoryBytes
+	if mem == 0 {
+		mem = DefaultCompileMemory
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, lim.Command[0], lim.Command[1:]...)
+	cache := r.cacheDir
+	if cache == "" {
+		cache = "off"
+	}
+	cmd.Env = append(os.Environ(), CompileChildEnv+"=1", compileCacheEnv+"="+cache,
+		compileMemoryEnv+"="+strconv.FormatUint(mem, 10), compileCPUEnv+"="+strconv.FormatInt(int64(cpu), 10))
+	cmd.Stdin = bytes.NewReader(wasm)
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err() // shutting down: not the module's fault
+	case cctx.Err() != nil:
+		return &CompileLimitError{fmt.Sprintf("did not compile within %v of wall time (ten times the host's compile CPU limit); a module this slow to compile is refused", timeout)}
+	case errors.As(err, &exit) && exit.ExitCode() == childOutOfCPU:
+		return &CompileLimitError{fmt.Sprintf("did not compile within %v of CPU time (the host's compile limit); a module this slow to compile is refused", cpu)}
+	case errors.As(err, &exit) && exit.ExitCode() == childModuleError:
+		return nil
+	case errors.As(err, &exit) && exit.ExitCode() == childOutOfMemory:
+		return &CompileLimitError{fmt.Sprintf("compiling it needed more than %d MiB of memory (the host's compile limit); a module this costly to compile is refused", mem>>20)}
+	}
+	// Killed, or crashed (past the address-space backstop, the Go runtime
+	// dies rather than reports): a module that does this is refused too.
+	return &CompileLimitError{fmt.Sprintf("the compiler process died compiling it (%v: %s)", err, lastLine(stderr.String()))}
+}
+
+// CompileChildMain is the compiler child: it reads a module on stdin and
+// compiles it into the file cache named by the environment, under the
+// address-space limit named there, and returns the exit code. Call it
+// first thing in main when CompileChildEnv is "1".
+func CompileChildMain(stdin io.Reader, stderr io.Writer) int {
+	mem, _ := strconv.ParseUint(os.Getenv(compileMemoryEnv), 10, 64)
+	cpu, _ := strconv.ParseInt(os.Getenv(compileCPUEnv), 10, 64)
+	go watch(mem, time.Duration(cpu), stderr)
+	wasm, err := io.ReadAll(io.LimitReader(stdin, MaxModuleBytes+1))
+	if err != nil || len(wasm) > MaxModuleBytes {
+		fmt.Fprintln(stderr, "compile child: cannot read the module:", err)
+		return childModuleError
+	}
+	ctx := context.Background()
+	// The same configuration as New's, so the cache key is the same.
+	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
+	if dir := os.Getenv(compileCacheEnv); dir != "off" && dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err == nil {
+			rc = rc.WithCompilationCache(cache)
+		}
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := rt.CompileModule(ctx, wasm); err != nil {
+		fmt.Fprintln(stderr, "compile child:", err)
+		return childModuleError
+	}
+	return childCompiled
+}
+
+// watch ends the process once the memory the Go runtime has mapped passes
+// mem (childOutOfMemory) or its CPU time passes cpu (childOutOfCPU); zero
+// means no limit. It polls: an address-space limit (RLIMIT_AS) is no bound
+// for a Go program, which reserves far more address space than it uses,
+// and whose runtime crashes (rather than reports) when an mmap fails under
+// one. wazero's compiler allocates as it goes, so 10 ms between looks lets
+// little past the limit.
+func watch(mem uint64, cpu time.Duration, stderr io.Writer) {
+	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	for range time.Tick(10 * time.Millisecond) {
+		metrics.Read(sample)
+		if used := sample[0].Value.Uint64(); mem > 0 && used > mem {
+			fmt.Fprintf(stderr, "compile child: out of memory: %d bytes in use, over the limit of %d\n", used, mem)
+			os.Exit(childOutOfMemory)
+		}
+		if used := cpuTime(); cpu > 0 && used > cpu {
+			fmt.Fprintf(stderr, "compile child: out of CPU time: %v used, over the limit of %v\n", used, cpu)
+			os.Exit(childOutOfCPU)
+		}
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.buf) }
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
