@@ -4,73 +4,13 @@ import (
 	"fmt"
 	"net/netip"
 	"syscall"
-)
 
-// refused are the address ranges a request may not dial unless its grant
-// lists them in AllowNetworks: everything that is not the public internet,
-// where a tool could reach the host itself, its neighbours or a cloud
-// metadata service.
-var refused = []struct {
-	prefix netip.Prefix
-	what   string
-}{
-	{netip.MustParsePrefix("169.254.169.254/32"), "a cloud metadata address"},
-	{netip.MustParsePrefix("fd00:ec2::254/128"), "a cloud metadata address"},
-	{netip.MustParsePrefix("100.100.100.200/32"), "a cloud metadata address"},
-	{netip.MustParsePrefix("0.0.0.0/8"), `a "this network" address`},
-	{netip.MustParsePrefix("10.0.0.0/8"), "a private address"},
-	{netip.MustParsePrefix("100.64.0.0/10"), "a shared (carrier-grade NAT) address"},
-	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
-	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address"},
-	{netip.MustParsePrefix("172.16.0.0/12"), "a private address"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol address"},
-	{netip.MustParsePrefix("192.168.0.0/16"), "a private address"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address"},
-	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address"},
-	{netip.MustParsePrefix("::/128"), "the unspecified address"},
-	{netip.MustParsePrefix("::1/128"), "a loopback address"},
-	{netip.MustParsePrefix("100::/64"), "a discard address"},
-	{netip.MustParsePrefix("fc00::/7"), "a private (unique local) address"},
-	{netip.MustParsePrefix("fe80::/10"), "a link-local address"},
-	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
-}
-
-// Translation prefixes whose addresses carry an IPv4 address that is
-// checked in turn.
-var (
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixTo4 = netip.MustParsePrefix("2002::/16")
+	"github.com/toolhost/toolhost/internal/netguard"
 )
 
 // classify says what kind of non-public address a is, or "" for a public
-// one.
-func classify(a netip.Addr) string {
-	// Prefix.Contains is false for any address with a zone: drop it, or
-	// fe80::1%eth0 would pass for public.
-	a = a.Unmap().WithZone("")
-	for _, r := range refused {
-		if r.prefix.Contains(a) {
-			return r.what
-		}
-	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		case sixTo4.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		}
-		if v4.IsValid() {
-			if what := classify(v4); what != "" {
-				return what + " (inside a translated IPv6 address)"
-			}
-		}
-	}
-	return ""
-}
+// one (the table is shared with the OAuth fetches: see netguard).
+func classify(a netip.Addr) string { return netguard.Classify(a) }
 
 // addressDenied is a dial the grant does not allow.
 type addressDenied struct {
@@ -93,13 +33,8 @@ func (g *grant) checkDial(network, address string, _ syscall.RawConn) error {
 	}
 	a := ap.Addr().Unmap().WithZone("")
 	what := classify(a)
-	if what == "" {
+	if what == "" || netguard.Allowed(a, g.networks) {
 		return nil
-	}
-	for _, n := range g.networks {
-		if n.Contains(a) {
-			return nil
-		}
 	}
 	return &addressDenied{addr: a, what: what}
 }
