@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -87,39 +89,112 @@ func (t *Tokens) Identity(token string) (string, bool) {
 
 // Require wraps h so that every request must carry "Authorization: Bearer
 // <token>" with a known token; the caller's identity reaches MCP handlers
-// as the token info's UserID. A nil *Tokens requires nothing.
-//
-// A refusal is 401 with "WWW-Authenticate: Bearer" (RFC 6750), adding
-// error="invalid_token" when a token was sent and is not known, so that
-// clients can tell "send a token" from "this token is wrong".
+// as the token info's UserID. A nil *Tokens requires nothing. It is
+// RequireAny with static tokens alone.
 func (t *Tokens) Require(h http.Handler) http.Handler {
 	if t == nil {
 		return h
 	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		id, ok := t.Identity(token)
-		if !ok {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: id}, nil
+	return RequireAny(t, nil, h)
+}
+
+// OAuth checks access tokens that are not static tokens: package oauth's
+// Verifier. Its methods are called concurrently.
+type OAuth interface {
+	// Verify returns what token grants (UserID is the caller's identity;
+	// Scopes are kept for access rules), or why it is refused.
+	Verify(ctx context.Context, token string) (*auth.TokenInfo, error)
+	// Challenge returns the status and WWW-Authenticate header of a
+	// refusal: err is Verify's error, or nil when no token was sent.
+	Challenge(err error) (status int, header string)
+}
+
+// RequireAny wraps h so that every request must carry a bearer token that
+// is one of t (compared in constant time, first) or that o accepts; the
+// caller's identity reaches MCP handlers as the token info's UserID (and
+// an OAuth token's scopes as its Scopes). With both nil it requires
+// nothing.
+//
+// A refusal is 401 with WWW-Authenticate (RFC 6750), adding
+// error="invalid_token" when a token was sent and is not accepted, so that
+// clients can tell "send a token" from "this token is wrong"; with OAuth
+// the header also points at the Protected Resource Metadata (RFC 9728),
+// and a token without a required scope is 403 insufficient_scope.
+func RequireAny(t *Tokens, o OAuth, h http.Handler) http.Handler {
+	if t == nil && o == nil {
+		return h
 	}
-	// The SDK's middleware puts the identity where MCP handlers find it;
-	// the refusals are answered here first, with the headers it leaves out.
-	withIdentity := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	// The SDK's middleware puts the token info where MCP handlers find
+	// it; the token is checked once, here, and handed to it.
+	withIdentity := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		if ti, ok := ctx.Value(checkedKey{}).(*auth.TokenInfo); ok {
+			return ti, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: noSecondExpiryCheck})(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, sent := bearerToken(r)
 		if !sent {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost"`)
-			writeRPCError(w, http.StatusUnauthorized, -32600, "unauthorized: send Authorization: Bearer <token> (toolhost call reads $TOOLHOST_TOKEN)")
+			refuseToken(w, o, nil, "unauthorized: send Authorization: Bearer <token> (toolhost call reads $TOOLHOST_TOKEN)")
 			return
 		}
-		if _, ok := t.Identity(token); !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost", error="invalid_token", error_description="the token is not known to this server"`)
-			writeRPCError(w, http.StatusUnauthorized, -32600, "unauthorized: the bearer token is not known to this server")
+		ti, err := checkToken(r.Context(), t, o, token)
+		if errors.Is(err, errUnknownToken) {
+			refuseToken(w, o, err, "unauthorized: the bearer token is not known to this server")
 			return
 		}
-		withIdentity.ServeHTTP(w, r)
+		if err != nil {
+			refuseToken(w, o, err, "unauthorized: "+err.Error())
+			return
+		}
+		withIdentity.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, ti)))
 	})
+}
+
+// noSecondExpiryCheck turns off the SDK middleware's own expiry check:
+// the verifier has checked exp already, with its leeway and its (in tests,
+// injected) clock, and a second check against the wall clock could only
+// disagree with it.
+const noSecondExpiryCheck = 100 * 365 * 24 * time.Hour
+
+// checkedKey carries the token info RequireAny found to the SDK's
+// middleware.
+type checkedKey struct{}
+
+// errUnknownToken is a token that is neither static nor OAuth-checked.
+var errUnknownToken = fmt.Errorf("%w: the bearer token is not known to this server", auth.ErrInvalidToken)
+
+// checkToken tries token as a static token, then as an OAuth one.
+func checkToken(ctx context.Context, t *Tokens, o OAuth, token string) (*auth.TokenInfo, error) {
+	if t != nil {
+		if id, ok := t.Identity(token); ok {
+			return &auth.TokenInfo{UserID: id}, nil
+		}
+	}
+	if o == nil {
+		return nil, errUnknownToken
+	}
+	return o.Verify(ctx, token)
+}
+
+// refuseToken answers a request without an acceptable token: with o's
+// challenge when OAuth is on, else a plain Bearer one.
+func refuseToken(w http.ResponseWriter, o OAuth, err error, message string) {
+	status, challenge := http.StatusUnauthorized, `Bearer realm="toolhost"`
+	if err != nil {
+		challenge += `, error="invalid_token", error_description="the token is not known to this server"`
+	}
+	if o != nil {
+		status, challenge = o.Challenge(err)
+	}
+	if challenge != "" {
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+		message = "unavailable: " + err.Error()
+	}
+	writeRPCError(w, status, -32600, message)
 }
 
 // bearerToken is the token of an "Authorization: Bearer <token>" header.
