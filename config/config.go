@@ -63,6 +63,8 @@ type Config struct {
 	// Access are the [[access]] rules, in file order (see access.go and
 	// package access): who may see and call which tool.
 	Access []access.Rule
+	// Auth is the [auth] section (see oauth.go).
+	Auth Auth
 }
 
 // Dispatch is the [dispatch] section.

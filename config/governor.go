@@ -329,20 +329,7 @@ func (p *checker) grantsSection(path []string, v any, c *Config) {
 					g.MaxResponseBytes = n
 				}
 			}},
-			field{"allow_networks", func(path []string, v any) {
-				for _, s := range p.stringList(path, v) {
-					pfx, err := netip.ParsePrefix(s)
-					if err != nil {
-						a, aerr := netip.ParseAddr(s)
-						if aerr != nil {
-							p.fail(path, "%q is not an IP address or CIDR prefix (such as \"10.0.0.0/8\" or \"::1\")", truncate(s))
-							continue
-						}
-						pfx = netip.PrefixFrom(a, a.BitLen())
-					}
-					g.AllowNetworks = append(g.AllowNetworks, pfx.Masked())
-				}
-			}},
+			field{"allow_networks", func(path []string, v any) { g.AllowNetworks = p.networks(path, v) }},
 			field{"headers", func(path []string, v any) {
 				ht := p.table(path, v, "["+toml.Key(path).String()+".\"HOST\"]")
 				for _, h := range slices.Sorted(maps.Keys(ht)) {

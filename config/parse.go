@@ -209,6 +209,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"grants", func(path []string, v any) { p.grantsSection(path, v, c) }},
 		field{"modules", func(path []string, v any) { p.modulesSection(path, v, c) }},
 		field{"access", func(path []string, v any) { p.accessSection(path, v, c) }},
+		field{"auth", func(path []string, v any) { p.authSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/metrics"
+	"github.com/toolhost/toolhost/oauth"
 	"github.com/toolhost/toolhost/plan"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -110,11 +111,6 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if !f.stdio && tokens == nil && !isLoopback(f.addr) {
-		return fmt.Errorf("refusing to serve on %s without authentication: anyone who can reach it could run tools. "+
-			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
-			"or set TOOLHOST_TOKENS, or bind to 127.0.0.1", f.addr)
-	}
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
@@ -125,6 +121,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	defer op.Close()
 	cfg, gov := op.conf, op.gov
+	if !f.stdio && tokens == nil && cfg.OAuthConfig() == nil && !isLoopback(f.addr) {
+		return fmt.Errorf("refusing to serve on %s without authentication: anyone who can reach it could run tools. "+
+			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
+			"or set TOOLHOST_TOKENS, or configure [auth.oauth], or bind to 127.0.0.1", f.addr)
+	}
 	rt, err := host.New(ctx, op.hostConfig(f.cacheDir, logger))
 	if err != nil {
 		return err
@@ -149,7 +150,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnUnusedGrants(cfg, live, logger)
 	op.warnUnusedPrefixes(live.Registry(), logger)
-	warnOperators(f, tokens, logger)
+	if cfg.OAuthConfig() == nil {
+		warnOperators(f, tokens, logger)
+	}
 	warnLiteralSecrets(cfg, f.config, logger)
 	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
 	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
@@ -192,7 +195,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		},
 	})
 	go m.Follow(ctx, bus)
-	return serveHTTP(ctx, srv, bus, m, tokens, gov, f, logger)
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -217,13 +220,22 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, gov *governor.Governor, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, logger *slog.Logger) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", tokens.Require(srv.HTTPHandler()))
-	mux.Handle("GET /events", tokens.Require(bus.Handler(eventStreamOptions(f))))
-	mux.Handle("/rpc", tokens.Require(gov.RPCHandler()))
-	mux.Handle("GET /metrics", tokens.Require(m.Handler()))
+	ln, hs, err := edgeServer(mux, f)
+	if err != nil {
+		return err
+	}
+	require, err := authGuard(ctx, oc, tokens, ln.Addr(), mux, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	mux.Handle("/mcp", require(srv.HTTPHandler()))
+	mux.Handle("GET /events", require(bus.Handler(eventStreamOptions(f))))
+	mux.Handle("/rpc", require(gov.RPCHandler()))
+	mux.Handle("GET /metrics", require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
@@ -232,10 +244,6 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 		}
 		fmt.Fprintln(w, "ready")
 	})
-	ln, hs, err := edgeServer(mux, f)
-	if err != nil {
-		return err
-	}
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
