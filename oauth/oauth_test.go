@@ -209,7 +209,7 @@ func TestUnknownKidsRefreshIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	stranger := oauthtest.New(t) // its keys are never published by is
-	mint := func() string { // a new key id every time: key-2, key-3, …
+	mint := func() string {      // a new key id every time: key-2, key-3, …
 		stranger.Rotate()
 		return stranger.Mint(claims(is, clk.Now(), nil))
 	}
