@@ -2,6 +2,8 @@ package config
 
 import (
 	"net/netip"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +61,27 @@ func TestOAuthSectionErrors(t *testing.T) {
 		_, err := Parse("t.toml", []byte(tt.src))
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%q:\n got %v\nwant %s…", tt.src, err, tt.want)
+		}
+	}
+}
+
+// TestOAuthDocExamples keeps the [auth.oauth] examples of docs/CONFIG.md
+// valid. They are fenced as "toml oauth", which TestDocExamples skips.
+func TestOAuthDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```toml oauth\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) == 0 {
+		t.Fatal("no [auth.oauth] examples in docs/CONFIG.md")
+	}
+	for i, b := range blocks {
+		c, err := Parse("CONFIG.md", b[1])
+		if err != nil {
+			t.Errorf("oauth example %d: %v", i+1, err)
+		} else if c.OAuthConfig() == nil {
+			t.Errorf("oauth example %d has no [auth.oauth]", i+1)
 		}
 	}
 }
