@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/dispatcher"
 )
@@ -30,11 +32,15 @@ func addServerFlag(cmd *cobra.Command, dst *string) {
 // shell command should fail fast when the server is not there.
 func connect(ctx context.Context, url string) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-cli", Version: version}, nil)
+	note := &refusalNote{next: httpClient().Transport}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-		DisableStandaloneSSE: true, HTTPClient: httpClient()}, nil)
+		DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: note}}, nil)
 	if err != nil {
 		if strings.Contains(err.Error(), "Unauthorized") {
-			return nil, fmt.Errorf("toolhost at %s refused the request: 401 Unauthorized (set TOOLHOST_TOKEN to a token it accepts): %w", url, err)
+			return nil, fmt.Errorf("toolhost at %s refused the request: 401 Unauthorized (set TOOLHOST_TOKEN to a token it accepts)%s: %w", url, note.why(), err)
+		}
+		if strings.Contains(err.Error(), "Forbidden") {
+			return nil, fmt.Errorf("toolhost at %s refused the request: 403 Forbidden%s: %w", url, note.why(), err)
 		}
 		return nil, fmt.Errorf("cannot reach toolhost at %s (is `toolhost serve` running?): %w", url, err)
 	}
@@ -74,4 +80,43 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
+}
+
+// refusalNote keeps the reason a 401 or 403 gave in its WWW-Authenticate
+// error_description ("the token is for audience …"), which the SDK's
+// error leaves out. It is safe for concurrent use.
+type refusalNote struct {
+	next http.RoundTripper // nil means http.DefaultTransport
+	mu   sync.Mutex
+	desc string
+}
+
+func (n *refusalNote) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := n.next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		if chs, perr := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); perr == nil {
+			for _, c := range chs {
+				if d := c.Params["error_description"]; d != "" {
+					n.mu.Lock()
+					n.desc = d
+					n.mu.Unlock()
+				}
+			}
+		}
+	}
+	return resp, err
+}
+
+// why is ": " and the last refusal's description, or "".
+func (n *refusalNote) why() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.desc == "" {
+		return ""
+	}
+	return ": " + n.desc
 }

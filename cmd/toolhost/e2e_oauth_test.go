@@ -61,7 +61,12 @@ allow_networks = ["127.0.0.1"]
 		t.Fatalf("static token beside OAuth: exit %d: %s", code, errOut)
 	}
 	_, errOut, code = srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + mint("https://elsewhere.example.com/mcp")}, "call", "wat.echo", `{}`)
-	if code == 0 || !strings.Contains(errOut, "401") {
-		t.Fatalf("token for another resource: exit %d: %s", code, errOut)
+	if code == 0 || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "audience") {
+		t.Fatalf("token for another resource: exit %d: %s; want a 401 saying the audience is wrong", code, errOut)
+	}
+	_, errOut, code = srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + is.Mint(map[string]any{"iss": is.URL, "aud": srv.url,
+		"sub": "dana", "scope": "tools:read", "exp": time.Now().Add(time.Minute).Unix()})}, "call", "wat.echo", `{}`)
+	if code == 0 || !strings.Contains(errOut, "403 Forbidden") || !strings.Contains(errOut, "lacks scope tools:call") {
+		t.Fatalf("token without the required scope: exit %d: %s; want a 403 naming the scope", code, errOut)
 	}
 }
