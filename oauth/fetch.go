@@ -112,7 +112,11 @@ func (f *fetcher) do(req *http.Request, dst any) error {
 	defer cancel()
 	resp, err := f.client.Do(req.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), errors.Unwrap(err))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the URL
+		}
+		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

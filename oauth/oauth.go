@@ -250,11 +250,17 @@ func checkResource(s string) error {
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("%q: a resource identifier has no query, fragment or user (RFC 8707 §2)", s)
 	}
+	if strings.Trim(u.EscapedPath(), pathChars) != "" {
+		return fmt.Errorf("%q: keep the path to letters, digits and . _ ~ - / (it becomes the metadata document's path)", s)
+	}
 	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); u.Scheme == "http" && u.Hostname() != "localhost" && (err != nil || !a.IsLoopback()) {
 		return fmt.Errorf("%q: use https (clients would send their tokens in the clear; plain http only on loopback)", s)
 	}
 	return nil
 }
+
+// pathChars are the characters a resource path may hold.
+const pathChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~-/"
 
 // origin is scheme://host of an absolute URL.
 func origin(s string) string {

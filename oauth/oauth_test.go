@@ -209,7 +209,9 @@ func TestUnknownKidsRefreshIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	stranger := oauthtest.New(t) // its keys are never published by is
-	mint := func() string {      // a new key id every time: key-2, key-3, …
+	// Each token names a new key id (key-2, key-3, …) signed by a key
+	// that is never published.
+	mint := func() string {
 		stranger.Rotate()
 		return stranger.Mint(claims(is, clk.Now(), nil))
 	}
@@ -305,6 +307,9 @@ func TestFetchRules(t *testing.T) {
 	if err := oauth.Check(oauth.Config{Issuer: "https://issuer.example.com", Resource: "http://tools.example.com/mcp"}); err == nil || !strings.Contains(err.Error(), "resource") {
 		t.Fatalf("http resource off loopback: %v", err)
 	}
+	if err := oauth.Check(oauth.Config{Issuer: "https://issuer.example.com", Resource: "https://tools.example.com/{x} y"}); err == nil || !strings.Contains(err.Error(), "path") {
+		t.Fatalf("a resource path that is no mux pattern: %v", err)
+	}
 	if err := oauth.Check(oauth.Config{Issuer: "https://issuer.example.com", IntrospectionURL: "https://issuer.example.com/i"}); err == nil || !strings.Contains(err.Error(), "client_id") {
 		t.Fatalf("introspection without credentials: %v", err)
 	}
@@ -337,4 +342,33 @@ func TestChallenge(t *testing.T) {
 			t.Errorf("Challenge(%v) = %d %s\nwant %d %s", tt.err, status, header, tt.status, tt.header)
 		}
 	}
+}
+
+// Hammer: goroutines verify valid tokens and tokens with unknown key ids
+// while the issuer rotates, under -race. Valid tokens signed with a key
+// the verifier has fetched always pass.
+func TestVerifyHammer(t *testing.T) {
+	is, v, clk := setup(t)
+	good := is.Mint(claims(is, clk.Now(), nil))
+	stranger := oauthtest.New(t)
+	bad := stranger.Mint(claims(is, clk.Now(), map[string]any{}))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if _, err := v.Verify(context.Background(), good); err != nil {
+					t.Errorf("goroutine %d, %d: %v", g, i, err)
+					return
+				}
+				_, _ = v.Verify(context.Background(), bad)
+				if g == 0 && i%10 == 0 {
+					is.Rotate() // published beside the old keys
+					clk.Advance(oauth.DefaultRefreshInterval)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
