@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,5 +69,20 @@ allow_networks = ["127.0.0.1"]
 		"sub": "dana", "scope": "tools:read", "exp": time.Now().Add(time.Minute).Unix()})}, "call", "wat.echo", `{}`)
 	if code == 0 || !strings.Contains(errOut, "403 Forbidden") || !strings.Contains(errOut, "lacks scope tools:call") {
 		t.Fatalf("token without the required scope: exit %d: %s; want a 403 naming the scope", code, errOut)
+	}
+}
+
+// Off loopback, [auth.oauth] stands in for a token file, but the resource
+// URL must be given: it cannot be guessed from 0.0.0.0.
+func TestServeOAuthOffLoopbackNeedsResource(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "toolhost.toml")
+	if err := os.WriteFile(conf, []byte("[auth.oauth]\nissuer = \"https://auth.example.com\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(buildCLI(t), "serve", "--addr", "0.0.0.0:0", "--plugins", t.TempDir(), "--config", conf)
+	cmd.Env = append(os.Environ(), "TOOLHOST_TOKENS=")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `[auth.oauth] needs resource = "https://…/mcp"`) || strings.Contains(string(out), "--token-file") {
+		t.Fatalf("err %v, output %q; want a refusal asking for resource, not for a token file", err, out)
 	}
 }
