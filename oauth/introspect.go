@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ type introspector struct {
 	leeway          time.Duration
 	fetch           *fetcher
 	now             func() time.Time
+	logger          *slog.Logger
 
 	mu    sync.Mutex
 	cache map[[32]byte]cached
@@ -39,7 +41,7 @@ type cached struct {
 
 func newIntrospector(cfg Config, f *fetcher, now func() time.Time) *introspector {
 	return &introspector{url: cfg.IntrospectionURL, id: cfg.ClientID, secret: cfg.ClientSecret,
-		issuer: cfg.Issuer, leeway: cfg.Leeway, fetch: f, now: now, cache: map[[32]byte]cached{}}
+		issuer: cfg.Issuer, leeway: cfg.Leeway, fetch: f, now: now, logger: cfg.Logger, cache: map[[32]byte]cached{}}
 }
 
 // check introspects token; an inactive token, or one for another issuer
@@ -56,6 +58,7 @@ func (in *introspector) check(ctx context.Context, token string, audiences []str
 	var raw map[string]any
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	if err := in.fetch.postForm(ctx, in.url, form, in.id, in.secret, &raw); err != nil {
+		in.logger.Warn("OAuth token introspection failed", "err", err)
 		return nil, unavailable(err)
 	}
 	if active, _ := raw["active"].(bool); !active {

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ type keySet struct {
 	now         func() time.Time
 	minInterval time.Duration
 	maxAge      time.Duration
+	logger      *slog.Logger
 
 	fetching sync.Mutex // one fetch at a time; waiters then see its result
 
@@ -78,6 +80,7 @@ func (k *keySet) refresh(ctx context.Context, force bool) ([]jose.JSONWebKey, *E
 	defer k.mu.Unlock()
 	k.tried, k.lastErr = k.now(), err
 	if err != nil {
+		k.logger.Warn("cannot fetch the OAuth issuer's signing keys", "err", err, "keys_held", len(k.keys))
 		return k.keys, unavailable(err)
 	}
 	k.keys, k.fetchedAt = fresh, k.now()

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -91,6 +92,10 @@ type Config struct {
 	FetchTimeout time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Logger receives a warning for each failed key fetch (at most one per
+	// RefreshInterval) and introspection request, since clients are told
+	// only that the issuer could not be reached; nil means slog.Default.
+	Logger *slog.Logger
 }
 
 // Error codes of a refused token (RFC 6750 §3.1), and the one for an
@@ -161,6 +166,9 @@ func New(cfg Config) (*Verifier, error) {
 	if now == nil {
 		now = time.Now
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	f := newFetcher(cfg.AllowNetworks, cfg.FetchTimeout)
 	v := &Verifier{cfg: cfg, now: now, fetch: f}
 	v.audiences = []string{cfg.Resource}
@@ -180,7 +188,7 @@ func New(cfg Config) (*Verifier, error) {
 			}
 			return v.disc.jwksURI(ctx)
 		},
-		fetch: f, now: now, minInterval: cfg.RefreshInterval, maxAge: cfg.KeysMaxAge,
+		fetch: f, now: now, minInterval: cfg.RefreshInterval, maxAge: cfg.KeysMaxAge, logger: cfg.Logger,
 	}
 	if cfg.IntrospectionURL != "" {
 		v.intro = newIntrospector(cfg, f, now)

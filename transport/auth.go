@@ -191,8 +191,10 @@ func refuseToken(w http.ResponseWriter, o OAuth, err error, message string) {
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	if status == http.StatusServiceUnavailable {
+		// What failed is the operator's to read in the log, not the
+		// client's: it may name addresses inside the network.
 		w.Header().Set("Retry-After", "5")
-		message = "unavailable: " + err.Error()
+		message = "unavailable: the authorization server could not be reached to check the token; try again in a few seconds"
 	}
 	writeRPCError(w, status, -32600, message)
 }

@@ -134,8 +134,13 @@ func (o *oauthServer) callAs(t *testing.T, token string) error {
 }
 
 // post sends a bare initialize with token ("" for none) and returns the
-// answer.
+// answer (its body read into body).
 func post(t *testing.T, url, token string) *http.Response {
+	resp, _ := postBody(t, url, token)
+	return resp
+}
+
+func postBody(t *testing.T, url, token string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -147,9 +152,9 @@ func post(t *testing.T, url, token string) *http.Response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = io.Copy(io.Discard, resp.Body)
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
-	return resp
+	return resp, string(b)
 }
 
 func TestOAuthEndToEnd(t *testing.T) {
@@ -270,5 +275,26 @@ func TestOAuthChallengeAndMetadata(t *testing.T) {
 	var doc map[string]any
 	if err := json.NewDecoder(resp2.Body).Decode(&doc); err != nil || doc["resource"] != root {
 		t.Fatalf("root document %v (%v): want resource %s (RFC 9728 §3.3)", doc, err, root)
+	}
+}
+
+// An issuer that cannot be reached makes a token uncheckable, not wrong:
+// 503 with Retry-After, so clients retry rather than sign in again, and a
+// body that names no address inside the network.
+func TestOAuthIssuerDownIs503(t *testing.T) {
+	o := startOAuth(t, nil)
+	tok := o.token(nil)
+	o.issuer.Server.Close()
+	resp, body := postBody(t, o.url, tok)
+	if strings.Contains(body, "127.0.0.1") || !strings.Contains(body, "could not be reached") {
+		t.Fatalf("body %s: want the reason without the issuer's address", body)
+	}
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || resp.Header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("%d, Retry-After %q, WWW-Authenticate %q; want 503 with Retry-After and no challenge",
+			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("WWW-Authenticate"))
+	}
+	// Static tokens do not need the issuer.
+	if err := o.callAs(t, aliceToken); err != nil {
+		t.Fatalf("static token while the issuer is down: %v", err)
 	}
 }

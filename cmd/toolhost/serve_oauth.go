@@ -21,6 +21,7 @@ func authGuard(ctx context.Context, oc *oauth.Config, tokens *transport.Tokens, 
 		return tokens.Require, nil
 	}
 	cfg := *oc
+	cfg.Logger = logger
 	if cfg.Resource == "" {
 		if !isLoopback(addr.String()) {
 			return nil, fmt.Errorf(`[auth.oauth] needs resource = "https://…/mcp" when serving on %s: the URL clients reach /mcp at, which tokens must be issued for (RFC 8707)`, addr)
