@@ -152,6 +152,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	op.warnUnusedPrefixes(live.Registry(), logger)
 	if cfg.OAuthConfig() == nil {
 		warnOperators(f, tokens, logger)
+	} else if f.stdio {
+		logger.Warn("[auth.oauth] is for HTTP: over --stdio the client is the process that started the server, and no token is checked")
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
 	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
