@@ -75,7 +75,10 @@ func (k *keySet) refresh(ctx context.Context, force bool) ([]jose.JSONWebKey, *E
 		}
 		return keys, nil
 	}
-	fresh, err := k.load(ctx)
+	// The fetch is not the caller's to cancel: a client that hangs up
+	// mid-fetch would otherwise record a failure that holds for the whole
+	// interval, for everyone. The fetcher's own timeout bounds it.
+	fresh, err := k.load(context.WithoutCancel(ctx))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.tried, k.lastErr = k.now(), err

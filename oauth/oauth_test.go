@@ -372,3 +372,15 @@ func TestVerifyHammer(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A caller that gives up while the keys are being fetched does not leave
+// a failure behind for the others.
+func TestCancelledCallerDoesNotSpoilTheFetch(t *testing.T) {
+	is, v, clk := setup(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _ = v.Verify(ctx, is.Mint(claims(is, clk.Now(), nil)))
+	if _, err := v.Verify(context.Background(), is.Mint(claims(is, clk.Now(), nil))); err != nil {
+		t.Fatalf("after a cancelled caller: %v", err)
+	}
+}
