@@ -149,8 +149,6 @@ type Verifier struct {
 	cfg       Config
 	now       func() time.Time
 	audiences []string
-	fetch     *fetcher
-	disc      *discovery
 	keys      *keySet
 	intro     *introspector
 }
@@ -170,7 +168,7 @@ func New(cfg Config) (*Verifier, error) {
 		cfg.Logger = slog.Default()
 	}
 	f := newFetcher(cfg.AllowNetworks, cfg.FetchTimeout)
-	v := &Verifier{cfg: cfg, now: now, fetch: f}
+	v := &Verifier{cfg: cfg, now: now}
 	v.audiences = []string{cfg.Resource}
 	if o := origin(cfg.Resource); o != cfg.Resource {
 		// The root metadata document names the origin as the resource
@@ -180,13 +178,13 @@ func New(cfg Config) (*Verifier, error) {
 	if cfg.Audience != "" && !slices.Contains(v.audiences, cfg.Audience) {
 		v.audiences = append(v.audiences, cfg.Audience)
 	}
-	v.disc = &discovery{issuer: cfg.Issuer, fetch: f}
+	disc := &discovery{issuer: cfg.Issuer, fetch: f}
 	v.keys = &keySet{
 		url: func(ctx context.Context) (string, error) {
 			if cfg.JWKSURL != "" {
 				return cfg.JWKSURL, nil
 			}
-			return v.disc.jwksURI(ctx)
+			return disc.jwksURI(ctx)
 		},
 		fetch: f, now: now, minInterval: cfg.RefreshInterval, maxAge: cfg.KeysMaxAge, logger: cfg.Logger,
 	}
