@@ -43,17 +43,22 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string) (*claims, *Error
 	if e != nil {
 		return nil, e
 	}
-	var std jwt.Claims
 	var raw map[string]any
 	verified := false
 	for _, key := range keys {
-		if tok.Claims(key.Key, &std, &raw) == nil {
+		if tok.Claims(key.Key, &raw) == nil {
 			verified = true
 			break
 		}
 	}
 	if !verified {
 		return nil, invalid("the signature does not verify with the issuer's keys")
+	}
+	// The payload is verified now; decoding it again into the registered
+	// claims tells a malformed claim apart from a bad signature.
+	var std jwt.Claims
+	if err := tok.UnsafeClaimsWithoutVerification(&std); err != nil {
+		return nil, invalid("malformed registered claims: %s", strings.TrimPrefix(err.Error(), "go-jose/go-jose/jwt: "))
 	}
 	if std.Expiry == nil {
 		return nil, invalid("the token has no exp claim (RFC 9068 §2.2)")

@@ -42,7 +42,7 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
 // setup returns a test issuer and a Verifier for it, on a clock that
 // starts now.
-func setup(t *testing.T, edit ...func(*oauth.Config)) (*oauthtest.Issuer, *oauth.Verifier, *clock) {
+func setup(t testing.TB, edit ...func(*oauth.Config)) (*oauthtest.Issuer, *oauth.Verifier, *clock) {
 	t.Helper()
 	is := oauthtest.New(t)
 	clk := &clock{t: time.Now()}
@@ -108,6 +108,7 @@ func TestVerifyJWT(t *testing.T) {
 		{"no exp", map[string]any{"exp": nil}, oauth.CodeInvalidToken, "no exp"},
 		{"no sub", map[string]any{"sub": nil}, oauth.CodeInvalidToken, `no "sub" claim`},
 		{"missing scope", map[string]any{"scope": "tools:read"}, oauth.CodeInsufficientScope, "lacks scope tools:call"},
+		{"malformed exp", map[string]any{"exp": "soon"}, oauth.CodeInvalidToken, "malformed registered claims"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := v.Verify(context.Background(), is.Mint(claims(is, now, tt.edit)))
