@@ -101,6 +101,7 @@ type server struct {
 	url    string
 	cmd    *exec.Cmd
 	stderr *syncBuffer
+	logged chan struct{} // closed once all of stderr is in the buffer
 }
 
 // startServer runs serve on 127.0.0.1:0 and learns the port from its log.
@@ -126,7 +127,7 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 		t.Fatal(err)
 	}
 	pw.Close()
-	s := &server{cmd: cmd, stderr: &syncBuffer{}}
+	s := &server{cmd: cmd, stderr: &syncBuffer{}, logged: make(chan struct{})}
 	urlCh := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -140,6 +141,7 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 			}
 		}
 		close(urlCh)
+		close(s.logged)
 	}()
 	select {
 	case u, ok := <-urlCh:
@@ -160,7 +162,9 @@ func (s *server) stop(t *testing.T) {
 		return
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	if err := s.cmd.Wait(); err != nil {
+	err := s.cmd.Wait()
+	<-s.logged // the process is gone, so its stderr ends
+	if err != nil {
 		t.Errorf("serve did not exit cleanly: %v\n%s", err, s.stderr.String())
 	}
 }
