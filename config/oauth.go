@@ -26,9 +26,9 @@ type OAuth struct {
 	IdentityClaim    string
 	IntrospectionURL string
 	ClientID         string
-	// ClientSecret is the introspection client's secret, as written in
-	// the file.
-	ClientSecret  string
+	// ClientSecret is the introspection client's secret: a literal, or a
+	// reference resolved by ResolveSecrets (see secret.go).
+	ClientSecret  Secret
 	AllowNetworks []netip.Prefix
 }
 
@@ -46,7 +46,7 @@ func (o *OAuth) config() *oauth.Config {
 	return &oauth.Config{
 		Issuer: o.Issuer, Resource: o.Resource, Audience: o.Audience, JWKSURL: o.JWKSURL,
 		RequiredScopes: slices.Clone(o.RequiredScopes), IdentityClaim: o.IdentityClaim,
-		IntrospectionURL: o.IntrospectionURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		IntrospectionURL: o.IntrospectionURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret.Value(),
 		AllowNetworks: slices.Clone(o.AllowNetworks),
 	}
 }
@@ -72,7 +72,11 @@ func (p *checker) authSection(path []string, v any, c *Config) {
 			field{"identity_claim", str(&o.IdentityClaim)},
 			field{"introspection_url", str(&o.IntrospectionURL)},
 			field{"client_id", str(&o.ClientID)},
-			field{"client_secret", str(&o.ClientSecret)},
+			field{"client_secret", func(path []string, v any) {
+				if sec, ok := p.secret(path, v); ok {
+					o.ClientSecret = sec
+				}
+			}},
 			field{"required_scopes", func(path []string, v any) {
 				for _, s := range p.stringList(path, v) {
 					if s == "" || strings.ContainsAny(s, " \t\"\\") {
@@ -91,7 +95,11 @@ func (p *checker) authSection(path []string, v any, c *Config) {
 			p.fail(path, `needs issuer = "https://…": the authorization server whose tokens are accepted`)
 			return
 		}
-		if err := oauth.Check(*o.config()); err != nil {
+		check := *o.config()
+		if !o.ClientSecret.IsZero() {
+			check.ClientSecret = "set" // a reference is resolved after parsing
+		}
+		if err := oauth.Check(check); err != nil {
 			// Check names the key first ("jwks_url: …"): point at it.
 			msg := err.Error()
 			key, rest, _ := strings.Cut(msg, ": ")

@@ -85,3 +85,37 @@ func TestOAuthDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// client_secret may be a reference, resolved with the other secrets; a
+// literal one is listed for the start-up warning; a missing one refuses
+// the start naming the key, never a value.
+func TestOAuthClientSecretByReference(t *testing.T) {
+	src := "[auth.oauth]\nissuer = \"https://i.example.com\"\nintrospection_url = \"https://i.example.com/in\"\nclient_id = \"rs\"\nclient_secret = {env = \"RS_SECRET\"}\n"
+	c, err := Parse("t.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.LiteralSecrets()) != 0 {
+		t.Fatalf("a reference listed as a literal: %v", c.LiteralSecrets())
+	}
+	env := map[string]string{"RS_SECRET": "from-the-environment"}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if err := c.resolveSecrets(getenv, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.OAuthConfig().ClientSecret; got != "from-the-environment" {
+		t.Fatalf("client secret %q", got)
+	}
+	c, _ = Parse("t.toml", []byte(src))
+	err = c.resolveSecrets(func(string) (string, bool) { return "", false }, nil)
+	if err == nil || !strings.Contains(err.Error(), "t.toml:5: auth.oauth.client_secret: environment variable RS_SECRET is not set") {
+		t.Fatalf("missing secret: %v", err)
+	}
+	lit, err := Parse("t.toml", []byte(strings.Replace(src, `{env = "RS_SECRET"}`, `"plain-secret"`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls := lit.LiteralSecrets(); len(ls) != 1 || ls[0].Key() != "auth.oauth.client_secret" || strings.Contains(ls[0].String(), "plain-secret") {
+		t.Fatalf("literal secrets %v", ls)
+	}
+}

@@ -236,6 +236,11 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 			}
 		}
 	}
+	if o := c.Auth.OAuth; o != nil && !o.ClientSecret.IsZero() {
+		kv := map[string]Secret{"client_secret": o.ClientSecret}
+		all = append(all, slot{kv, "client_secret"})
+		defer func() { o.ClientSecret = kv["client_secret"] }()
+	}
 	slices.SortFunc(all, func(a, b slot) int {
 		return cmp.Or(cmp.Compare(a.kv[a.name].pos.off, b.kv[b.name].pos.off), cmp.Compare(a.kv[a.name].key, b.kv[b.name].key))
 	})
