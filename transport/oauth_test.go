@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/oauth"
 	"github.com/toolhost/toolhost/oauth/oauthtest"
@@ -69,11 +70,18 @@ func (s *syncBuf) String() string {
 
 func startOAuth(t *testing.T, edit func(*oauth.Config)) *oauthServer {
 	t.Helper()
+	return startOAuthWith(t, edit, transport.Options{})
+}
+
+// startOAuthWith is startOAuth with transport options (its Logger is
+// replaced by the audit buffer).
+func startOAuthWith(t *testing.T, edit func(*oauth.Config), opts transport.Options) *oauthServer {
+	t.Helper()
 	o := &oauthServer{issuer: oauthtest.New(t), clock: &testClock{t: time.Now()}, audit: &syncBuf{}}
 	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
 	reg := h.registry(t)
-	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg,
-		transport.Options{Logger: slog.New(slog.NewJSONHandler(o.audit, nil))})
+	opts.Logger = slog.New(slog.NewJSONHandler(o.audit, nil))
+	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, opts)
 	tokens, err := transport.ParseTokens("test", strings.NewReader("alice:"+aliceToken+"\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -296,5 +304,43 @@ func TestOAuthIssuerDownIs503(t *testing.T) {
 	// Static tokens do not need the issuer.
 	if err := o.callAs(t, aliceToken); err != nil {
 		t.Fatalf("static token while the issuer is down: %v", err)
+	}
+}
+
+// An OAuth token's scopes reach the access rules: a rule granting by
+// scope lists and runs the tool for a token carrying it, and hides it from
+// one that does not.
+func TestOAuthScopesDriveAccessRules(t *testing.T) {
+	policy, err := access.New([]access.Rule{
+		{Scopes: []string{"tools:count"}, Tools: []string{"text.count"}, Action: access.Allow},
+		{Identities: []string{"*"}, Tools: []string{"*"}, Action: access.Deny},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := startOAuthWith(t, nil, transport.Options{Access: policy})
+	names := func(token string) []string {
+		cs, err := connectAs(t, o.url, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return out
+	}
+	if got := names(o.token(map[string]any{"scope": "tools:count"})); strings.Join(got, ",") != "text_count" {
+		t.Fatalf("with scope tools:count: %v, want text_count only", got)
+	}
+	if err := o.callAs(t, o.token(map[string]any{"scope": "tools:count"})); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(o.token(map[string]any{"scope": "tools:other"})); len(got) != 0 {
+		t.Fatalf("without the scope: %v, want nothing", got)
 	}
 }
