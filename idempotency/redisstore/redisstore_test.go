@@ -1,0 +1,134 @@
+package redisstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/idempotency/redisstore"
+	"github.com/toolhost/toolhost/idempotency/storetest"
+	"github.com/toolhost/toolhost/internal/redisconn"
+	"github.com/toolhost/toolhost/internal/redistest"
+)
+
+// replicas returns n stores, each with its own connection (as n replicas
+// have), on srv, with a short poll so a missed publication costs little.
+func replicas(t *testing.T, srv *redistest.Server, n int, opts redisstore.Options) ([]*redisstore.Store, []*redisconn.Conn) {
+	t.Helper()
+	var stores []*redisstore.Store
+	var conns []*redisconn.Conn
+	for range n {
+		c, err := redisconn.Open(redisconn.Options{URL: srv.URL(), Probe: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.Conn = c
+		o.Poll = max(o.Poll, 20*time.Millisecond)
+		s := redisstore.New(o)
+		t.Cleanup(func() { s.Close(); c.Close() })
+		stores, conns = append(stores, s), append(conns, c)
+	}
+	return stores, conns
+}
+
+// The Redis store keeps the same contract as the in-memory one, with the
+// stores as separate replicas on one Redis.
+func TestRedisContract(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T, n int) []idempotency.Store {
+		flush(t, srv)
+		stores, _ := replicas(t, srv, n, redisstore.Options{})
+		out := make([]idempotency.Store, n)
+		for i, s := range stores {
+			out[i] = s
+		}
+		return out
+	})
+}
+
+func flush(t *testing.T, srv *redistest.Server) {
+	c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Client.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds, failing after a generous bound; it
+// waits on Redis's state, not on time.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval of a bounded poll
+	}
+}
+
+// An owner whose lease lapsed cannot complete: the key has a new owner,
+// whose outcome stands; the old owner's caller still gets its own result.
+func TestFencingAfterLeaseLapse(t *testing.T) {
+	srv := redistest.Start(t)
+	stores, conns := replicas(t, srv, 2, redisstore.Options{})
+	ctx := context.Background()
+	old, err := stores[0].Acquire(ctx, "k", "fp")
+	if err != nil || !old.Leader() {
+		t.Fatalf("acquire: %v", err)
+	}
+	// The lease lapses (as when the owner is cut off longer than it).
+	key := conns[0].Key("idem:k:k")
+	if err := conns[0].Client.PExpire(ctx, key, time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lease to lapse", func() bool { return conns[0].Client.Exists(ctx, key).Val() == 0 })
+	next, err := stores[1].Acquire(ctx, "k", "fp")
+	if err != nil || !next.Leader() {
+		t.Fatalf("after the lapse the key must be free to claim: %v", err)
+	}
+	old.Complete(idempotency.Outcome{Result: []byte(`"old"`)}, true)
+	if o, _ := old.Wait(ctx); string(o.Result) != `"old"` {
+		t.Fatalf("the old owner's caller got %q, want its own result", o.Result)
+	}
+	if st := conns[0].Client.HGet(ctx, key, "state").Val(); st != "running" {
+		t.Fatalf("the fenced owner wrote: state %q, want the new owner's claim still running", st)
+	}
+	next.Complete(idempotency.Outcome{Result: []byte(`"new"`)}, true)
+	r, _ := stores[0].Acquire(ctx, "k", "fp")
+	if o, _ := r.Wait(ctx); string(o.Result) != `"new"` {
+		t.Fatalf("replay %q, want the new owner's outcome", o.Result)
+	}
+}
+
+// An owner that dies (stops renewing, never completes) releases the key
+// when its lease lapses: its waiter is told to call again, and the next
+// call leads.
+func TestDeadOwnerReleasesAfterLease(t *testing.T) {
+	srv := redistest.Start(t)
+	stores, _ := replicas(t, srv, 2, redisstore.Options{Lease: 300 * time.Millisecond})
+	ctx := context.Background()
+	dead, err := stores[0].Acquire(ctx, "k", "fp")
+	if err != nil || !dead.Leader() {
+		t.Fatalf("acquire: %v", err)
+	}
+	stores[0].Close() // the owner's replica goes away: no more renewals
+	w, err := stores[1].Acquire(ctx, "k", "fp")
+	if err != nil || w.Leader() {
+		t.Fatalf("a live claim must make a waiter: %v", err)
+	}
+	_, err = w.Wait(ctx)
+	if !errors.Is(err, idempotency.ErrUnavailable) {
+		t.Fatalf("waiter of a dead owner: %v, want ErrUnavailable", err)
+	}
+	again, err := stores[1].Acquire(ctx, "k", "fp")
+	if err != nil || !again.Leader() {
+		t.Fatalf("after the lease: %v, want to lead", err)
+	}
+}

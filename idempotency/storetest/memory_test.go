@@ -1,0 +1,20 @@
+package storetest_test
+
+import (
+	"testing"
+
+	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/idempotency/storetest"
+)
+
+// The in-memory store keeps the contract; its "replicas" are one store.
+func TestMemoryContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, n int) []idempotency.Store {
+		m := idempotency.NewMemory(0)
+		out := make([]idempotency.Store, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}
