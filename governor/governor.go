@@ -176,6 +176,9 @@ func New(cfg Config) (*Governor, error) {
 		}
 	}
 	slices.SortFunc(g.sorted, func(a, b *quota) int { return strings.Compare(a.name, b.name) })
+	if sh, ok := cfg.Store.(Shared); ok {
+		sh.OnChanged(g.changedElsewhere)
+	}
 	if cfg.Broadcast > 0 && len(g.sorted) > 0 {
 		go g.broadcast()
 	} else {
@@ -379,6 +382,14 @@ func (g *Governor) Close() {
 			q.stopTimers()
 		}
 	})
+}
+
+// changedElsewhere reads a quota another replica changed, which
+// publishes its new state here when it differs.
+func (g *Governor) changedElsewhere(name string) {
+	if q, ok := g.quotas[name]; ok {
+		go func() { _, _ = q.refresh(context.Background()) }()
+	}
 }
 
 func (g *Governor) broadcast() {

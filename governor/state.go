@@ -88,6 +88,9 @@ func (q *quota) observe(res Result) {
 	q.mode, q.blockedUntil = mode, until
 	q.epoch++
 	q.publish(q.stateLocked())
+	if sh, ok := q.g.cfg.Store.(Shared); ok {
+		sh.Changed(q.name)
+	}
 }
 
 func (q *quota) stateLocked() State {

@@ -81,3 +81,17 @@ type Result struct {
 	// Now is the store's clock when it answered.
 	Now time.Time
 }
+
+// Shared is implemented by a Store that several replicas share (Redis):
+// it carries the news that a quota's mode or blocked_until changed on one
+// replica to the others, which then read the quota at once instead of at
+// their next draw or broadcast, so every replica's events and status show
+// the same state.
+type Shared interface {
+	// Changed tells the other replicas that quota changed here. It must
+	// not block.
+	Changed(quota string)
+	// OnChanged registers f, called with the name of a quota that
+	// changed on another replica.
+	OnChanged(f func(quota string))
+}
