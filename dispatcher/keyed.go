@@ -28,6 +28,9 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		if errors.Is(err, idempotency.ErrLimit) {
 			return d.refused(c, storeFull(err))
 		}
+		if errors.Is(err, idempotency.ErrUnavailable) {
+			return d.refused(c, storeUnavailable(err))
+		}
 		if errors.Is(err, idempotency.ErrConflict) {
 			// The store saw the scoped key; the caller should see its own.
 			return d.refused(c, newError(KindSchema, 0, err, "idempotency key %q was already used for a different tool or different arguments; use a new key for a new request", c.IdempotencyKey))
@@ -38,12 +41,22 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		go d.lead(ctx, tool, c, claim)
 	}
 	o, err := claim.Wait(ctx)
+	if errors.Is(err, idempotency.ErrUnavailable) {
+		// A shared store lost track of the execution (Redis away, or its
+		// owner gone): fail closed, the caller may call again.
+		claim.Release()
+		out := failed(storeUnavailable(err))
+		if !claim.Leader() {
+			d.emitShared(ctx, tool, c, out)
+		}
+		return out
+	}
 	if err != nil {
 		return d.leave(ctx, tool, c, claim)
 	}
 	out := Outcome{Result: o.Result, Attempts: o.Attempts}
 	if o.Err != nil {
-		out = failed(o.Err.(*DispatchError))
+		out = failed(envelopeOf(o.Err))
 	}
 	if !claim.Leader() {
 		d.emitShared(ctx, tool, c, out)
