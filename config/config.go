@@ -65,6 +65,8 @@ type Config struct {
 	Access []access.Rule
 	// Auth is the [auth] section (see oauth.go).
 	Auth Auth
+	// Redis is the [redis] section (see redis.go).
+	Redis Redis
 }
 
 // Dispatch is the [dispatch] section.

@@ -210,6 +210,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"modules", func(path []string, v any) { p.modulesSection(path, v, c) }},
 		field{"access", func(path []string, v any) { p.accessSection(path, v, c) }},
 		field{"auth", func(path []string, v any) { p.authSection(path, v, c) }},
+		field{"redis", func(path []string, v any) { p.redisSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

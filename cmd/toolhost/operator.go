@@ -25,8 +25,10 @@ type operator struct {
 }
 
 // newOperator loads path ("" for none) and starts its governor, publishing
-// governor.state on bus (nil for none). Close it when done.
-func newOperator(path string, bus *events.Bus) (*operator, error) {
+// governor.state on bus (nil for none); shared, if not nil, may give the
+// governor a store shared with other replicas, from the config. Close it
+// when done.
+func newOperator(path string, bus *events.Bus, shared func(*config.Config, governor.Config) (governor.Config, error)) (*operator, error) {
 	var conf *config.Config
 	if path != "" {
 		var err error
@@ -37,7 +39,14 @@ func newOperator(path string, bus *events.Bus) (*operator, error) {
 			return nil, err
 		}
 	}
-	gov, err := governor.New(conf.GovernorConfig(governor.Config{Events: bus}))
+	gcfg := governor.Config{Events: bus}
+	if shared != nil {
+		var err error
+		if gcfg, err = shared(conf, gcfg); err != nil {
+			return nil, err
+		}
+	}
+	gov, err := governor.New(conf.GovernorConfig(gcfg))
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 	}
 	// The operator's config applies to in-process runs as it does to
 	// serve: limits, tool overrides, quotas and egress grants.
-	op, err := newOperator(f.config, nil)
+	op, err := newOperator(f.config, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
@@ -59,6 +60,8 @@ type serveFlags struct {
 	idemKeysPerID  int
 	idemBytes      int64
 	idemBytesPerID int64
+
+	redis string
 }
 
 func newServeCmd() *cobra.Command {
@@ -101,6 +104,7 @@ to --grace.`,
 	addEdgeFlags(cmd, &f)
 	addBoundsFlags(cmd, &f)
 	cmd.Flags().IntVar(&f.planMaxSession, "plan-max-session-bytes", transport.DefaultMaxSessionBytes, "most bytes of arguments and results one toolhost.plan session holds")
+	addRedisFlags(cmd, &f)
 	return cmd
 }
 
@@ -115,7 +119,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
 	bus := events.New(events.Options{Logger: logger, Values: f.auditArgs})
-	op, err := newOperator(f.config, bus)
+	var fl *fleet
+	defer func() { fl.Close() }()
+	op, err := newOperator(f.config, bus, func(conf *config.Config, g governor.Config) (governor.Config, error) {
+		var err error
+		fl, err = openFleet(f.redis, conf, bus, logger)
+		return fl.governorStore(g), err
+	})
 	if err != nil {
 		return err
 	}
@@ -157,7 +167,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
 	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
-	d := dispatcher.New(live, cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov})))
+	d := dispatcher.New(live, fl.dispatcherConfig(cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov}))))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
@@ -197,7 +207,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		},
 	})
 	go m.Follow(ctx, bus)
-	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, logger)
+	fl.register(m.Registry())
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, fl.degraded, logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -222,7 +233,7 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, degraded func() string, logger *slog.Logger) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	ln, hs, err := edgeServer(mux, f)
@@ -242,6 +253,10 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		if msg := degraded(); msg != "" {
+			fmt.Fprintln(w, msg) // still 200: the replica serves, with its decided failure modes
 			return
 		}
 		fmt.Fprintln(w, "ready")
