@@ -2,6 +2,9 @@ package config
 
 import (
 	"errors"
+	"io/fs"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +48,27 @@ func TestParseRedisErrors(t *testing.T) {
 				t.Fatalf("got line %d %q\nwant line %d containing %q", ce.Line, ce.Reason, tt.line, tt.reason)
 			}
 		})
+	}
+}
+
+// TestRedisDocExample keeps the [redis] example of docs/CONFIG.md valid.
+func TestRedisDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no docs/CONFIG.md")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```toml redis\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(blocks) != 1 {
+		t.Fatalf("%d [redis] examples in docs/CONFIG.md, want 1", len(blocks))
+	}
+	c, err := Parse("CONFIG.md", blocks[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Redis.URL == "" || c.Redis.Replicas != 3 {
+		t.Fatalf("parsed %+v", c.Redis)
 	}
 }
