@@ -145,16 +145,32 @@ func (s *Store) run(ctx context.Context, script *redis.Script, quota string, l g
 	if err != nil {
 		return governor.Result{}, err
 	}
-	if len(v) != 6 {
-		return governor.Result{}, fmt.Errorf("governor script answered %d values, want 6", len(v))
+	ints := make([]int64, 6)
+	for _, i := range []int{0, 1, 3, 4, 5} {
+		n, ok := at(v, i).(int64)
+		if !ok {
+			return governor.Result{}, fmt.Errorf("governor script answered %v; want 6 values", v)
+		}
+		ints[i] = n
 	}
-	avail, _ := strconv.ParseFloat(v[2].(string), 64)
+	s2, _ := at(v, 2).(string)
+	avail, err := strconv.ParseFloat(s2, 64)
+	if err != nil {
+		return governor.Result{}, fmt.Errorf("governor script answered %v; want 6 values", v)
+	}
 	return governor.Result{
-		Granted:   v[0].(int64) == 1,
-		Wait:      time.Duration(v[1].(int64)) * time.Microsecond,
+		Granted:   ints[0] == 1,
+		Wait:      time.Duration(ints[1]) * time.Microsecond,
 		Available: avail,
-		Used:      v[3].(int64),
-		Blocked:   time.Duration(v[4].(int64)) * time.Microsecond,
-		Now:       time.UnixMicro(v[5].(int64)),
+		Used:      ints[3],
+		Blocked:   time.Duration(ints[4]) * time.Microsecond,
+		Now:       time.UnixMicro(ints[5]),
 	}, nil
+}
+
+func at(v []any, i int) any {
+	if i < len(v) {
+		return v[i]
+	}
+	return nil
 }

@@ -217,3 +217,26 @@ func TestFallbackToLocalShareAndBack(t *testing.T) {
 		t.Fatalf("spells %d, local draws %d", f.Spells(), f.LocalDraws())
 	}
 }
+
+// BenchmarkTake is one draw's store cost, in memory and on a local Redis.
+func BenchmarkTake(b *testing.B) {
+	l := governor.Limit{Capacity: 1 << 40, Interval: time.Hour, Burst: 1 << 30, Window: 10 * time.Second}
+	run := func(b *testing.B, s governor.Store) {
+		for b.Loop() {
+			if _, err := s.Take(context.Background(), "q", l, governor.Draw{Cost: 1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("memory", func(b *testing.B) { run(b, governor.NewMemory()) })
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b)
+		c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := redisstore.New(c)
+		defer func() { s.Close(); c.Close() }()
+		run(b, s)
+	})
+}

@@ -217,7 +217,7 @@ func (f *follower) check(ctx context.Context, ch chan message) (idempotency.Outc
 	if err != nil && err != redis.Nil {
 		return idempotency.Outcome{}, false, unavailable(err)
 	}
-	if owner, _ := v[0].(string); owner != f.owner {
+	if str(at(v, 0)) != f.owner {
 		// Released (a not-kept outcome is only published) or lost.
 		select {
 		case m := <-ch:
@@ -229,8 +229,8 @@ func (f *follower) check(ctx context.Context, ch chan message) (idempotency.Outc
 		}
 		return idempotency.Outcome{}, false, errLost
 	}
-	if state, _ := v[1].(string); state == "done" {
-		o, err := f.s.decode([]byte(v[2].(string)))
+	if str(at(v, 1)) == "done" {
+		o, err := f.s.decode([]byte(str(at(v, 2))))
 		return o, true, err
 	}
 	return idempotency.Outcome{}, false, nil

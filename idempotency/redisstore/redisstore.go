@@ -142,7 +142,10 @@ func (s *Store) Acquire(ctx context.Context, key, fingerprint string) (idempoten
 	if err != nil {
 		return nil, unavailable(err)
 	}
-	switch reply[0] {
+	if len(reply) == 0 {
+		return nil, fmt.Errorf("idempotency store: the claim script answered nothing")
+	}
+	switch str(reply[0]) {
 	case "leader":
 		l := &leader{s: s, key: key, owner: owner, done: make(chan struct{}), stop: make(chan struct{}), abandoned: make(chan struct{})}
 		s.mu.Lock()
@@ -153,14 +156,28 @@ func (s *Store) Acquire(ctx context.Context, key, fingerprint string) (idempoten
 	case "conflict":
 		return nil, &idempotency.ConflictError{Key: key}
 	case "done":
-		o, err := s.decode([]byte(reply[1].(string)))
+		o, err := s.decode([]byte(str(at(reply, 1))))
 		if err != nil {
 			return nil, err
 		}
 		return replay{o}, nil
 	default: // running
-		return &follower{s: s, key: key, owner: reply[1].(string)}, nil
+		return &follower{s: s, key: key, owner: str(at(reply, 1))}, nil
 	}
+}
+
+// str and at read a script's reply without trusting its shape: a value
+// that is not there reads as "".
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func at(v []any, i int) any {
+	if i < len(v) {
+		return v[i]
+	}
+	return nil
 }
 
 func unavailable(err error) error {

@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -131,4 +132,50 @@ func TestDeadOwnerReleasesAfterLease(t *testing.T) {
 	if err != nil || !again.Leader() {
 		t.Fatalf("after the lease: %v, want to lead", err)
 	}
+}
+
+// A key whose hash in Redis is not what the store writes (another program,
+// an old version) is an error for the call, never a crash.
+func TestMalformedKeyIsAnError(t *testing.T) {
+	srv := redistest.Start(t)
+	stores, conns := replicas(t, srv, 1, redisstore.Options{})
+	ctx := context.Background()
+	for name, fields := range map[string][]any{
+		"outcome not JSON": {"fp", "fp", "state", "done", "outcome", "garbage"},
+		"no outcome":       {"fp", "fp", "state", "done"},
+	} {
+		key := conns[0].Key("idem:k:" + name)
+		if err := conns[0].Client.HSet(ctx, key, fields...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stores[0].Acquire(ctx, name, "fp"); err == nil {
+			t.Errorf("%s: Acquire succeeded", name)
+		}
+	}
+}
+
+// BenchmarkKeyedClaim is the store's cost per keyed call (claim and
+// completion), in memory and on a local Redis.
+func BenchmarkKeyedClaim(b *testing.B) {
+	run := func(b *testing.B, s idempotency.Store) {
+		ctx := context.Background()
+		for i := 0; b.Loop(); i++ {
+			c, err := s.Acquire(ctx, "k"+strconv.Itoa(i), "fp")
+			if err != nil || !c.Leader() {
+				b.Fatal(err)
+			}
+			c.Complete(idempotency.Outcome{Result: []byte(`{"ok":true}`), Attempts: 1}, true)
+		}
+	}
+	b.Run("memory", func(b *testing.B) { run(b, idempotency.NewMemory(0)) })
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b)
+		c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := redisstore.New(redisstore.Options{Conn: c})
+		defer func() { s.Close(); c.Close() }()
+		run(b, s)
+	})
 }
