@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -92,5 +94,43 @@ func TestE2ERedisFleet(t *testing.T) {
 	}
 	if code, body := reps[0].readyz(t); code != http.StatusOK || strings.TrimSpace(body) != "ready" {
 		t.Fatalf("/readyz after recovery: %d %q", code, body)
+	}
+}
+
+// Two serve processes share one quota through Redis (one given --redis,
+// the other [redis] url in its config): three grants in all, not three
+// each; a 429 reported on one shows as blocked in the other's status.
+func TestE2ERedisGovernorShared(t *testing.T) {
+	rs := redistest.Start(t)
+	conf := filepath.Join(t.TempDir(), "toolhost.toml")
+	quota := "[quotas.up]\ncapacity = 3\ninterval = \"1h\"\nburst = 3\n"
+	if err := os.WriteFile(conf, []byte(quota), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	confRedis := filepath.Join(t.TempDir(), "redis.toml")
+	if err := os.WriteFile(confRedis, []byte(quota+"\n[redis]\nurl = \""+rs.URL()+"\"\nreplicas = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plugins := pluginsDir(t)
+	reps := []*server{
+		startServer(t, plugins, "--watch=false", "--config", conf, "--redis", rs.URL()),
+		startServer(t, plugins, "--watch=false", "--config", confRedis),
+	}
+	for i, r := range []int{0, 1, 0} {
+		if out, errOut, code := reps[r].cli(t, "governor", "acquire", "--quota", "up", "--priority", "critical", "--wait", "0s"); code != 0 {
+			t.Fatalf("grant %d on replica %d: %d\n%s\n%s", i, r, code, out, errOut)
+		}
+	}
+	for r := range reps {
+		if _, errOut, code := reps[r].cli(t, "governor", "acquire", "--quota", "up", "--priority", "critical", "--wait", "0s"); code != 1 || !strings.Contains(errOut, `"kind":"rate_limited"`) {
+			t.Fatalf("a fourth grant on replica %d: %d\n%s; the replicas must share one pool of 3", r, code, errOut)
+		}
+	}
+	if out, errOut, code := reps[0].cli(t, "governor", "report", "--quota", "up", "--status", "429", "--retry-after", "10m"); code != 0 || !strings.Contains(out, `"mode":"blocked"`) {
+		t.Fatalf("report: %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code := reps[1].cli(t, "governor", "status")
+	if code != 0 || !strings.Contains(out, "blocked") {
+		t.Fatalf("the other replica's status after a 429: %d\n%s\n%s", code, out, errOut)
 	}
 }
