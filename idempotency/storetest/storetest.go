@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/idempotency"
 )
@@ -25,6 +26,44 @@ func Run(t *testing.T, replicas Replicas) {
 	t.Run("FingerprintMismatchRefused", func(t *testing.T) { mismatch(t, replicas(t, 2)) })
 	t.Run("NotKeptRunsAgain", func(t *testing.T) { notKept(t, replicas(t, 2)) })
 	t.Run("KeysAreDistinct", func(t *testing.T) { distinct(t, replicas(t, 2)) })
+	t.Run("LastWaiterAbandons", func(t *testing.T) { abandon(t, replicas(t, 2)) })
+}
+
+// abandon: when every waiter of a running key has released it (the last
+// on another replica than the leader), the leader hears it on Abandoned,
+// the key is free for a new execution, and the stopped leader's late
+// completion does not touch the new one.
+func abandon(t *testing.T, stores []idempotency.Store) {
+	ctx := context.Background()
+	c, _ := stores[0].Acquire(ctx, "k", "fp")
+	f, err := stores[1].Acquire(ctx, "k", "fp")
+	if err != nil || f.Leader() || f.Abandoned() != nil {
+		t.Fatalf("second acquire: %v; want a follower with a nil Abandoned", err)
+	}
+	if c.Release() {
+		t.Fatal("the leader's release abandoned an execution a follower still waits for")
+	}
+	if !f.Release() {
+		t.Fatal("the last waiter's release did not abandon the execution")
+	}
+	if f.Release() {
+		t.Fatal("a second release reported abandoning again")
+	}
+	select {
+	case <-c.Abandoned():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader never heard that its execution was abandoned")
+	}
+	again, err := stores[1].Acquire(ctx, "k", "fp")
+	if err != nil || !again.Leader() {
+		t.Fatalf("after abandonment: %v, want to lead a new execution", err)
+	}
+	c.Complete(idempotency.Outcome{Result: []byte(`"stopped"`)}, false)
+	again.Complete(idempotency.Outcome{Result: []byte(`"new"`)}, true)
+	r, _ := stores[0].Acquire(ctx, "k", "fp")
+	if o, _ := r.Wait(ctx); string(o.Result) != `"new"` {
+		t.Fatalf("replay %q, want the new execution's outcome", o.Result)
+	}
 }
 
 // oneLeader: 3 replicas × 8 callers present one key at once; exactly one
