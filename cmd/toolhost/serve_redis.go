@@ -58,6 +58,7 @@ func openFleet(flagURL string, conf *config.Config, bus *events.Bus, logger *slo
 	if msg := config.CheckRedisURL(s.URL); msg != "" {
 		return nil, fmt.Errorf("--redis: %s", msg)
 	}
+	redisconn.SetLogger(logger)
 	s.Idempotency = cmp.Or(s.Idempotency, config.IdempotencyFailClosed)
 	s.Replicas = max(s.Replicas, 1)
 	conn, err := redisconn.Open(redisconn.Options{URL: s.URL, Timeout: s.Timeout, OnChange: func(err error) {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -42,6 +43,18 @@ type Options struct {
 	// OnChange, if set, is called (from its own goroutine, in order) when
 	// Redis goes down (err non-nil) or comes back (err nil).
 	OnChange func(err error)
+}
+
+// SetLogger sends go-redis's own messages (reconnects of a pub/sub
+// connection, and the like) to logger at debug level instead of plain
+// lines on stderr, which would break a JSON log. go-redis has one logger
+// per process.
+func SetLogger(logger *slog.Logger) { redis.SetLogger(slogLogger{logger}) }
+
+type slogLogger struct{ l *slog.Logger }
+
+func (s slogLogger) Printf(ctx context.Context, format string, v ...any) {
+	s.l.DebugContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
 
 // Conn is a Redis client with a health state. It is safe for concurrent
