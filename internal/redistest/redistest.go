@@ -77,6 +77,7 @@ func (s *Server) Restart() {
 	}
 	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning")
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		s.t.Fatal(err)
