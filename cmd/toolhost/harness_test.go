@@ -143,6 +143,15 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 		close(urlCh)
 		close(s.logged)
 	}()
+	// A server that never starts listening is killed too: a test that
+	// fails here must not leave it running.
+	started := false
+	t.Cleanup(func() {
+		if !started && s.cmd.ProcessState == nil {
+			_ = s.cmd.Process.Kill()
+			_ = s.cmd.Wait()
+		}
+	})
 	select {
 	case u, ok := <-urlCh:
 		if !ok {
@@ -152,6 +161,7 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 	case <-time.After(5 * time.Minute): // compiling cold modules on a loaded 2-core machine
 		t.Fatalf("serve did not start:\n%s", s.stderr.String())
 	}
+	started = true
 	t.Cleanup(func() { s.stop(t) })
 	return s
 }
