@@ -194,7 +194,10 @@ func compileGrant(module string, cfg Grant, gov EgressGovernor) (*grant, error) 
 type injector struct{ g *grant }
 
 func (i injector) RoundTrip(req *http.Request) (*http.Response, error) {
-	if h := i.g.headersFor(req.URL.Hostname(), req.URL.Port()); h != nil {
+	// portOf, not URL.Port: a URL without a port ("https://api.example.com/")
+	// goes to the scheme's default one, and a pattern naming it
+	// ("api.example.com:443") must match it, as the grant's hosts do.
+	if h := i.g.headersFor(req.URL.Hostname(), portOf(req.URL)); h != nil {
 		req = req.Clone(req.Context())
 		for name, v := range h {
 			req.Header[name] = v
