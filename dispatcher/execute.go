@@ -3,8 +3,10 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -112,9 +114,23 @@ func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bo
 	if ctx.Err() != nil || derr.cause == errQueueWait || (derr.Kind == KindTimeout && callerShortened) {
 		return breaker.Ignore
 	}
+	// The host refused one of the call's egress requests (not granted,
+	// malformed, over quota): the caller's or the operator's doing. A
+	// client asking a granted tool for URLs it may not fetch must not be
+	// able to open its breaker for everyone.
+	var refused egressRefused
+	if errors.As(derr, &refused) {
+		return breaker.Ignore
+	}
 	switch derr.Kind {
 	case KindTimeout, KindTransient, KindInternal:
 		return breaker.Failure
 	}
 	return breaker.Ignore
+}
+
+// egressRefused is an error the host returns for a call during which it
+// refused one of the tool's egress requests (*host.EgressRefusedError).
+type egressRefused interface {
+	EgressRefusal() *abi.EgressError
 }

@@ -23,10 +23,18 @@ import (
 //     UTF-8);
 //   - an error wrapping ctx's error when ctx ended first (the instance is
 //     stopped: WithCloseOnContextDone for code, sleeper for sleeps);
-//   - *Fault: the guest trapped, exited, or broke the ABI.
+//   - *Fault: the guest trapped, exited, or broke the ABI;
+//   - any of these wrapped in an *EgressRefusedError when the host refused
+//     one of the call's egress requests.
 //
 // Call never panics on guest behaviour.
 func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
+	ctx, ec := m.egressState(ctx)
+	res, err := m.call(ctx, tool, args, lim)
+	return res, ec.blame(err)
+}
+
+func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
 	lim = lim.withDefaults(m.rt.cfg.Limits)
 	// The ABI promises the guest a JSON object or nothing (docs/ABI.md).
 	// Arguments of white space only are nothing. Arguments that are not
@@ -39,7 +47,6 @@ func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits)
 	} else if !utf8.Valid(args) {
 		return nil, &abi.Error{Kind: abi.KindSchema, Message: "arguments are not valid UTF-8"}
 	}
-	ctx = m.withEgress(ctx)
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(tool, out)
 

@@ -236,17 +236,66 @@ func (e *egress) close() {
 // egressCall is one tool call's egress state, carried in its context.
 type egressCall struct {
 	module  string
-	grant   *grant // nil: the module has no grant
-	loading bool   // describe, not a call: no egress
-	pending []byte // the last result JSON, until http_response copies it
+	grant   *grant           // nil: the module has no grant
+	loading bool             // describe, not a call: no egress
+	pending []byte           // the last result JSON, until http_response copies it
+	refused *abi.EgressError // the first request the host refused, if any
+}
+
+// EgressRefusedError is a failed call during which the host refused one
+// of the tool's egress requests: the grant did not allow it, it was
+// malformed, or the rate governor could not grant it in time. Such a
+// failure is the caller's or the operator's doing, not the tool's (a
+// client could otherwise open a granted tool's circuit breaker by asking
+// it for URLs it may not fetch), so the dispatcher does not count it
+// against the tool. Err is the call's own error (an *abi.Error or a
+// *Fault), reachable with errors.As.
+type EgressRefusedError struct {
+	Err     error
+	Refusal *abi.EgressError
+}
+
+func (e *EgressRefusedError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the call's own error.
+func (e *EgressRefusedError) Unwrap() error { return e.Err }
+
+// EgressRefusal returns the first egress request the host refused.
+func (e *EgressRefusedError) EgressRefusal() *abi.EgressError { return e.Refusal }
+
+// blame wraps a failed call's error in an *EgressRefusedError when the
+// host refused one of its requests.
+func (c *egressCall) blame(err error) error {
+	if err == nil || c.refused == nil {
+		return err
+	}
+	return &EgressRefusedError{Err: err, Refusal: c.refused}
+}
+
+// refusal reports whether the host, not the network or the upstream,
+// turned a request down.
+func refusal(e *abi.EgressError) bool {
+	switch e.Kind {
+	case abi.EgressDenied, abi.EgressInvalid, abi.EgressRateLimited:
+		return true
+	}
+	return false
 }
 
 type egressKey struct{}
 
 // withEgress returns ctx carrying a fresh egress state for one call of m.
 func (m *Module) withEgress(ctx context.Context) context.Context {
+	ctx, _ = m.egressState(ctx)
+	return ctx
+}
+
+// egressState is withEgress that also returns the state, to read after
+// the call.
+func (m *Module) egressState(ctx context.Context) (context.Context, *egressCall) {
 	name := moduleName(m.Path)
-	return context.WithValue(ctx, egressKey{}, &egressCall{module: name, grant: m.rt.egress.grants[name]})
+	c := &egressCall{module: name, grant: m.rt.egress.grants[name]}
+	return context.WithValue(ctx, egressKey{}, c), c
 }
 
 // moduleName is the file name grants are keyed by.

@@ -78,6 +78,9 @@ func httpResponse(ctx context.Context, mod api.Module, stack []uint64) {
 func hold(call *egressCall, resp *abi.HTTPResponse, eerr *abi.EgressError) []byte {
 	if eerr != nil {
 		resp = &abi.HTTPResponse{Error: eerr}
+		if call.refused == nil && refusal(eerr) {
+			call.refused = eerr
+		}
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {

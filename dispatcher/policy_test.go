@@ -1,0 +1,45 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/breaker"
+)
+
+// refusedErr stands for host.EgressRefusedError: the guest's own error,
+// after the host refused one of its egress requests.
+type refusedErr struct{ err error }
+
+func (e refusedErr) Error() string                   { return e.err.Error() }
+func (e refusedErr) Unwrap() error                   { return e.err }
+func (e refusedErr) EgressRefusal() *abi.EgressError { return &abi.EgressError{Kind: abi.EgressDenied} }
+
+// A client that asks a granted tool for URLs its grant does not allow
+// makes it fail, but cannot open its breaker: the denial is the caller's
+// doing. The same failures without a refusal do open it.
+func TestEgressRefusalDoesNotTripBreaker(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		open bool
+	}{
+		{"refused", refusedErr{internalErr}, false},
+		{"own failure", internalErr, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeTool{script: []step{{err: tc.err}}}
+			d := New(newRegistry(t, toolSpec{name: "t", handler: f}), Config{Breaker: breaker.Settings{Failures: 2}})
+			for range 5 {
+				if _, err := d.Call(context.Background(), Call{Tool: "t"}); !errors.Is(err, ErrInternal) && !errors.Is(err, ErrCircuitOpen) {
+					t.Fatalf("got %v, want internal", err)
+				}
+			}
+			if open := d.breakers.For("t").State() == breaker.Open; open != tc.open {
+				t.Fatalf("breaker open: %v, want %v", open, tc.open)
+			}
+		})
+	}
+}
