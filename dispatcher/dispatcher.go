@@ -2,8 +2,12 @@
 // that knows about timers, retries and idempotency. One call passes, in
 // this order:
 //
-//	lookup → validate → budget → circuit breaker → governor → idempotency → retry loop
-//	  (each attempt: breaker admits → concurrency slot → per-attempt timeout → handler)
+//	lookup → validate → budget → circuit breaker → idempotency → retry loop
+//	  (each attempt: breaker admits → governor draw → concurrency slot → per-attempt timeout → handler)
+//
+// The governor draws per attempt, after idempotency: a replay or a caller
+// that joins a keyed execution spends no quota, and every attempt that
+// goes to the tool spends its cost, retries included.
 //
 // and every failure comes out as one DispatchError envelope.
 package dispatcher
@@ -16,6 +20,7 @@ import (
 
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -103,8 +108,8 @@ type Config struct {
 	Tools map[string]ToolPolicy
 	// Rand returns U[0,1) draws for jitter; nil means math/rand/v2.
 	Rand func() float64
-	// Governor admits each call against the shared quotas its tool draws
-	// on (see Governor); nil means no governor.
+	// Governor admits each attempt against the shared quotas its tool
+	// draws on (see Governor); nil means no governor.
 	Governor Governor
 }
 
@@ -201,9 +206,12 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
 		return d.refused(c, circuitOpen(tool.Name, 0, b))
 	}
-	ctx, derr := d.govern(ctx, tool, c)
-	if derr != nil {
-		return d.refused(c, derr)
+	if d.governor != nil && c.Priority != "" {
+		// Checked before idempotency, not at the draw: a key's stored
+		// outcome must not be a refusal of one caller's option.
+		if _, err := governor.ParsePriority(c.Priority); err != nil {
+			return d.refused(c, newError(KindSchema, 0, err, "%s", err.Error()))
+		}
 	}
 	if c.IdempotencyKey != "" {
 		return d.keyed(ctx, tool, c)

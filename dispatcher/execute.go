@@ -12,9 +12,9 @@ import (
 )
 
 // execute is the retry loop: at most MaxAttempts attempts, each admitted by
-// the breaker and charged to the budget; a retry only for a retryable
-// error, when the budget, the caller's deadline and the breaker all allow
-// it.
+// the breaker, drawn from the governor's quotas and charged to the budget;
+// a retry only for a retryable error, when the budget, the caller's
+// deadline and the breaker all allow it.
 func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) Outcome {
 	start := time.Now()
 	b := d.breakers.For(tool.Name)
@@ -34,10 +34,18 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 		if !ok {
 			return failed(d.finish(ctx, tool, c, start, circuitOpen(tool.Name, n-1, b)))
 		}
-		slot, derr := d.limits.acquire(ctx, tool.Name, n-1)
+		// The quota is drawn before the slot is taken: a call waiting
+		// for its upstream's tokens must not hold a slot other tools'
+		// calls could use.
+		actx, derr := d.govern(ctx, tool, c, n-1)
+		if derr != nil {
+			b.Record(ticket, breaker.Ignore)
+			return failed(d.finish(ctx, tool, c, start, derr))
+		}
+		slot, derr := d.limits.acquire(actx, tool.Name, n-1)
 		var res json.RawMessage
 		if derr == nil {
-			res, derr = d.attempt(ctx, tool, c, n)
+			res, derr = d.attempt(actx, tool, c, n)
 		}
 		b.Record(ticket, breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < tool.Timeout))
 		// Decide and publish while still holding the slot, so that in the

@@ -8,9 +8,10 @@ import (
 	"github.com/toolhost/toolhost/registry"
 )
 
-// Governor is the rate governor the dispatcher consults once per call,
-// after the breaker and before idempotency (*governor.Governor implements
-// it). Admit must be safe for concurrent use. It waits until the quotas the
+// Governor is the rate governor the dispatcher consults once per attempt,
+// after idempotency (so a replayed or joined call draws nothing) and
+// before the attempt takes a concurrency slot (*governor.Governor
+// implements it). Admit must be safe for concurrent use. It waits until the quotas the
 // tool draws on grant the call (or fails fast), and returns ctx carrying
 // what the call's own draws need (its priority, for egress). Its errors
 // wrap governor.ErrRateLimited (a *governor.LimitError with an estimate),
@@ -19,8 +20,9 @@ type Governor interface {
 	Admit(ctx context.Context, tool, priority string) (context.Context, error)
 }
 
-// govern is the governor step: no governor, no wait.
-func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call) (context.Context, *DispatchError) {
+// govern is one attempt's governor draw: no governor, no wait. attempts is
+// how many attempts came before, for the envelope.
+func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call, attempts int) (context.Context, *DispatchError) {
 	if d.governor == nil {
 		return ctx, nil
 	}
@@ -31,13 +33,13 @@ func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call) (c
 	var le *governor.LimitError
 	switch {
 	case errors.As(err, &le):
-		de := newError(KindRateLimited, 0, err, "tool %s: %s", tool.Name, le.Error())
+		de := newError(KindRateLimited, attempts, err, "tool %s: %s", tool.Name, le.Error())
 		de.RetryAfterMS = le.RetryAfter.Milliseconds()
 		return ctx, de
 	case errors.Is(err, governor.ErrInvalid):
-		return ctx, newError(KindSchema, 0, err, "%s", err.Error())
+		return ctx, newError(KindSchema, attempts, err, "%s", err.Error())
 	case ctx.Err() != nil:
-		return ctx, classifyWait(tool.Name, ctx, 0)
+		return ctx, classifyWait(tool.Name, ctx, attempts)
 	}
-	return ctx, newError(KindInternal, 0, err, "tool %s: governor: %v", tool.Name, err)
+	return ctx, newError(KindInternal, attempts, err, "tool %s: governor: %v", tool.Name, err)
 }
