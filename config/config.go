@@ -102,6 +102,10 @@ type Breaker struct {
 type Tool struct {
 	// Timeout (timeout) replaces the manifest's per-attempt timeout.
 	Timeout time.Duration
+	// MaxTimeout (max_timeout) is the longest per-attempt timeout a
+	// caller's toolhost/timeout_ms may ask for; without it a caller can
+	// only shorten the tool's timeout.
+	MaxTimeout time.Duration
 	// Idempotent (idempotent) replaces the manifest's flag. false makes a
 	// tool more conservative: the dispatcher no longer retries it.
 	Idempotent *bool
@@ -181,8 +185,8 @@ func Parse(name string, data []byte) (*Config, error) {
 
 // Dispatcher returns base with the file's settings applied: Concurrency,
 // GlobalConcurrency, QueueTimeout, IdempotencyTTL and Breaker where the file
-// sets them, and a Tools policy (Concurrency and Breaker, field by field)
-// for every tool whose section sets either. base.Tools is copied, not
+// sets them, and a Tools policy (Concurrency, MaxTimeout and Breaker, field
+// by field) for every tool whose section sets any of them. base.Tools is copied, not
 // modified. A nil Config returns base.
 func (c *Config) Dispatcher(base dispatcher.Config) dispatcher.Config {
 	if c == nil {
@@ -205,7 +209,7 @@ func (c *Config) Dispatcher(base dispatcher.Config) dispatcher.Config {
 	out.Breaker = c.Breaker.apply(base.Breaker)
 	var tools map[string]dispatcher.ToolPolicy
 	for name, t := range c.Tools {
-		if t.Concurrency == 0 && t.Breaker.isZero() {
+		if t.Concurrency == 0 && t.MaxTimeout == 0 && t.Breaker.isZero() {
 			continue
 		}
 		if tools == nil {
@@ -217,6 +221,9 @@ func (c *Config) Dispatcher(base dispatcher.Config) dispatcher.Config {
 		p := tools[name]
 		if t.Concurrency > 0 {
 			p.Concurrency = t.Concurrency
+		}
+		if t.MaxTimeout > 0 {
+			p.MaxTimeout = t.MaxTimeout
 		}
 		p.Breaker = t.Breaker.apply(p.Breaker)
 		tools[name] = p

@@ -273,6 +273,7 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 		}
 		fs := []field{
 			{"timeout", func(path []string, v any) { p.duration(path, v, &tool.Timeout) }},
+			{"max_timeout", func(path []string, v any) { p.duration(path, v, &tool.MaxTimeout) }},
 			{"idempotent", func(path []string, v any) { p.flag(path, v, &tool.Idempotent) }},
 			{"read_only", func(path []string, v any) { p.flag(path, v, &tool.ReadOnly) }},
 			{"concurrency", func(path []string, v any) { p.count(path, v, &tool.Concurrency) }},

@@ -44,7 +44,10 @@ type Options struct {
 	// connection or session (a client that reconnects must get its
 	// replay). Empty is the anonymous scope.
 	Caller string
-	// Timeout overrides the tool's per-attempt timeout when > 0.
+	// Timeout, when > 0, shortens the tool's per-attempt timeout. A
+	// longer one is capped at the tool's timeout, or at its
+	// ToolPolicy.MaxTimeout when the operator allows more: a caller must
+	// not hold a slot longer than the operator meant to.
 	Timeout time.Duration
 	// Budget is how many attempts the caller can still afford; nil means
 	// no budget (the retry policy still caps attempts).
@@ -73,6 +76,10 @@ type ToolPolicy struct {
 	Concurrency int
 	// Breaker overrides the breaker settings, field by field.
 	Breaker breaker.Settings
+	// MaxTimeout is the longest per-attempt timeout a caller's
+	// Options.Timeout may ask for; 0 (or anything below the tool's own
+	// timeout) means the tool's own timeout: callers can only shorten it.
+	MaxTimeout time.Duration
 }
 
 // Config configures a Dispatcher. The zero value is usable: every field
@@ -124,6 +131,8 @@ type Dispatcher struct {
 	breakers *breaker.Set
 	rand     func() float64
 	governor Governor
+	// maxTimeout is ToolPolicy.MaxTimeout by tool name; read-only.
+	maxTimeout map[string]time.Duration
 }
 
 // New returns a Dispatcher over tools.
@@ -144,8 +153,12 @@ func New(tools Tools, cfg Config) *Dispatcher {
 	}
 	d.limits = newLimiter(orDefault(cfg.GlobalConcurrency, 64), orDefault(cfg.QueueTimeout, 30*time.Second), perTool)
 	overrides := make(map[string]breaker.Settings, len(cfg.Tools))
+	d.maxTimeout = make(map[string]time.Duration)
 	for name, p := range cfg.Tools {
 		overrides[name] = p.Breaker
+		if p.MaxTimeout > 0 {
+			d.maxTimeout[name] = p.MaxTimeout
+		}
 	}
 	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged})
 	return d

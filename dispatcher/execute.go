@@ -97,10 +97,7 @@ func (d *Dispatcher) decide(ctx context.Context, tool *registry.Tool, c Call, b 
 // now (the caller already holds a concurrency slot), not when the call
 // arrived.
 func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n int) (json.RawMessage, *DispatchError) {
-	timeout := tool.Timeout
-	if c.Timeout > 0 {
-		timeout = c.Timeout
-	}
+	timeout := d.timeout(tool, c)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	d.emitAttempt(tool, c, n, actx)
@@ -109,6 +106,16 @@ func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n
 		return nil, classify(tool, err, n, actx, ctx, timeout)
 	}
 	return res, nil
+}
+
+// timeout is an attempt's timeout: the tool's own, shortened by the
+// caller's, which may lengthen it only as far as the operator's
+// MaxTimeout for the tool allows.
+func (d *Dispatcher) timeout(tool *registry.Tool, c Call) time.Duration {
+	if c.Timeout <= 0 {
+		return tool.Timeout
+	}
+	return min(c.Timeout, max(tool.Timeout, d.maxTimeout[tool.Name]))
 }
 
 // breakerOutcome: only the tool's own failures count against it; bad input,

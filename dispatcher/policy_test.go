@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
@@ -40,6 +42,37 @@ func TestEgressRefusalDoesNotTripBreaker(t *testing.T) {
 			if open := d.breakers.For("t").State() == breaker.Open; open != tc.open {
 				t.Fatalf("breaker open: %v, want %v", open, tc.open)
 			}
+		})
+	}
+}
+
+// A caller's timeout shortens a tool's, and lengthens it only as far as
+// the operator's MaxTimeout allows: before, timeout_ms let any caller hold
+// a slot for as long as it liked.
+func TestCallerCannotLengthenTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxTimeout time.Duration
+		caller     time.Duration
+		took       time.Duration // until the attempt ended
+		err        error
+	}{
+		{"longer is capped", 0, time.Hour, 100 * time.Millisecond, ErrTimeout},
+		{"shorter applies", 0, 10 * time.Millisecond, 10 * time.Millisecond, ErrTimeout},
+		{"operator allows more", time.Second, time.Hour, time.Second, ErrTimeout},
+		{"within the allowance", time.Hour, 2 * time.Second, 2 * time.Second, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeTool{script: []step{{hold: 2 * time.Second}}}
+				d := New(newRegistry(t, toolSpec{name: "t", timeout: 100 * time.Millisecond, handler: f}),
+					Config{Tools: map[string]ToolPolicy{"t": {MaxTimeout: tc.maxTimeout}}})
+				start := time.Now()
+				_, err := d.Call(context.Background(), Call{Tool: "t", Options: Options{Timeout: tc.caller}})
+				if took := time.Since(start); took != tc.took || (tc.err == nil) != (err == nil) || err != nil && !errors.Is(err, tc.err) {
+					t.Fatalf("err %v after %v; want %v after %v", err, took, tc.err, tc.took)
+				}
+			})
 		})
 	}
 }
