@@ -37,10 +37,11 @@ func BenchmarkAllowOpen(b *testing.B) {
 	})
 }
 
-// Counted failures that never open it (they age out long before 1000 fit
-// in the window): the locked path.
+// Counted failures that never open it (the rate applies from the first
+// call and no rate above 1 is ever met): the failure path, which sums the
+// window.
 func BenchmarkRecordFailure(b *testing.B) {
-	br := New(Settings{Failures: 1000, Window: time.Microsecond}, Options{})
+	br := New(Settings{FailureRate: 2, MinCalls: 1, Window: time.Second}, Options{})
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -2,10 +2,16 @@
 //
 // A Breaker has three states:
 //
-//	closed ──Failures failures within Window──▶ open
+//	closed ──failure rate ≥ FailureRate of ≥ MinCalls calls within Window,
+//	         or Failures consecutive failures with fewer calls──▶ open
 //	open ──cool-down passed (checked lazily)──▶ half_open
 //	half_open ──any probe fails──▶ open (a new cool-down)
 //	half_open ──Probes probes succeed──▶ closed (failures forgotten)
+//
+// A breaker trips on its tool's failure rate, not on a count: at high
+// traffic a handful of failures is noise (five slow attempts among a
+// thousand calls a second say nothing of a tool's health), at low traffic a
+// rate is meaningless, so a run of consecutive failures trips it instead.
 //
 // A call asks Allow for a Ticket before it runs and hands the ticket back to
 // Record with its Outcome when it ends. The caller classifies outcomes: this
@@ -18,6 +24,8 @@
 // change are ignored, and they never free a probe slot of a later half-open
 // period.
 //
+// Closed, the breaker counts calls and failures in Window/10 buckets of
+// atomic words: Allow and Record take no lock unless the breaker trips.
 // Time is read from the time package when a method is called; there are no
 // timers or goroutines. Under testing/synctest the clock is the bubble's.
 //
@@ -40,23 +48,33 @@ import (
 
 // Defaults for the zero fields of Settings.
 const (
-	DefaultFailures = 5
-	DefaultWindow   = 30 * time.Second
-	DefaultCooldown = 30 * time.Second
-	DefaultJitter   = 0.2
-	DefaultProbes   = 1
+	DefaultFailures    = 5
+	DefaultFailureRate = 0.5
+	DefaultMinCalls    = 20
+	DefaultWindow      = 30 * time.Second
+	DefaultCooldown    = 30 * time.Second
+	DefaultJitter      = 0.2
+	DefaultProbes      = 1
 )
 
 // Settings configure a Breaker. The zero value of each field means its
 // default.
 type Settings struct {
-	// Failures is how many counted failures within Window open the
-	// breaker; ≤ 0 means DefaultFailures (5).
+	// Failures is how many consecutive failures open the breaker while
+	// the window holds fewer than MinCalls calls (low traffic); a success
+	// starts the run again. ≤ 0 means DefaultFailures (5).
 	Failures int
-	// Window is the sliding window in which Failures failures open the
-	// breaker: it opens when the Failures-th most recent failure happened
-	// less than Window ago. Successes do not erase failures; failures age
-	// out. ≤ 0 means DefaultWindow (30 s).
+	// FailureRate is the fraction of the window's calls that, once they
+	// are at least MinCalls, opens the breaker when that many or more
+	// failed. ≤ 0 (or NaN) means DefaultFailureRate (0.5); above 1, only
+	// the consecutive-failure rule can open it.
+	FailureRate float64
+	// MinCalls is the fewest calls in the window for FailureRate to
+	// apply. ≤ 0 means DefaultMinCalls (20).
+	MinCalls int
+	// Window is the sliding window calls and failures are counted in. It
+	// slides in steps of Window/10: a call counts for between 0.9 and 1
+	// Window. ≤ 0 means DefaultWindow (30 s).
 	Window time.Duration
 	// Cooldown is how long the breaker stays open before it admits probes;
 	// the actual cool-down is Cooldown × (1 + U[0, Jitter)), drawn anew on
@@ -100,8 +118,9 @@ type Outcome int
 
 // The outcomes of a call. Values other than these are treated as Ignore.
 const (
-	// Success: the tool answered. It never erases counted failures, but
-	// a probe's success counts towards closing the breaker.
+	// Success: the tool answered. It counts as a call in the window and
+	// ends a run of consecutive failures; a probe's success counts towards
+	// closing the breaker.
 	Success Outcome = iota
 	// Failure counts against the tool (a timeout, a transient or internal
 	// error). A probe's failure reopens the breaker.
@@ -161,6 +180,8 @@ type Breaker struct {
 	// and State use these without the lock.
 	word      atomic.Uint64 // generation<<2 | state
 	openUntil atomic.Int64  // when an open breaker admits probes
+	win       window        // closed: calls and failures in Window
+	run       atomic.Int64  // closed: consecutive failures
 
 	mu sync.Mutex
 	m  machine // guarded by mu
@@ -172,7 +193,8 @@ func New(s Settings, opts Options) *Breaker {
 	if b.rand == nil {
 		b.rand = defaultRand
 	}
-	b.m.init(b.s.Failures)
+	b.m.init()
+	b.win.init(int64(b.s.Window))
 	b.publish()
 	return b
 }
@@ -199,13 +221,40 @@ func (b *Breaker) Allow() (Ticket, bool) {
 // Tickets issued before the latest transition are ignored: their results do
 // not count and they free no probe slot.
 func (b *Breaker) Record(t Ticket, o Outcome) {
-	if o != Failure && !t.probe {
-		return // a closed breaker's successes change nothing
-	}
 	if t.gen != b.word.Load()>>genShift {
 		return // stale: generations only grow
 	}
-	b.recordSlow(t, o)
+	if t.probe {
+		b.recordSlow(t, o)
+		return
+	}
+	// A current ticket that is not a probe was issued by a closed
+	// breaker, which counts without its lock.
+	if o != Success && o != Failure {
+		return
+	}
+	now := b.now()
+	b.win.add(now, o == Failure)
+	if o == Success {
+		if b.run.Load() != 0 { // no write to a shared line when there is no run
+			b.run.Store(0)
+		}
+		return
+	}
+	if b.tripping(now, b.run.Add(1)) {
+		b.recordSlow(t, o)
+	}
+}
+
+// tripping applies the rule to a closed breaker that just counted a
+// failure, run long: the rate when the window holds MinCalls calls or
+// more, else the run of consecutive failures.
+func (b *Breaker) tripping(now, run int64) bool {
+	calls, fails := b.win.sum(now)
+	if calls >= int64(b.s.MinCalls) {
+		return float64(fails) >= b.s.FailureRate*float64(calls)
+	}
+	return run >= int64(b.s.Failures)
 }
 
 // State returns the breaker's state, first moving an open breaker whose

@@ -41,6 +41,15 @@ func repeat(n int, s step) step {
 
 func fails(n int) step { return repeat(n, call(Failure)) }
 
+func seq(steps ...step) step {
+	return func(h *harness) {
+		h.t.Helper()
+		for _, s := range steps {
+			s(h)
+		}
+	}
+}
+
 func denied() step {
 	return func(h *harness) {
 		h.t.Helper()
@@ -127,18 +136,34 @@ func TestBreaker(t *testing.T) {
 	}{
 		{name: "defaults: the fifth failure within the window opens",
 			steps: []step{fails(4), want(Closed), call(Failure), want(Open), denied(), retryIn(s30), events(co)}},
-		{name: "successes do not erase failures",
-			steps: []step{fails(4), repeat(10, call(Success)), want(Closed), call(Failure), want(Open)}},
+		{name: "a success ends a run of failures",
+			steps: []step{fails(4), call(Success), fails(4), want(Closed), call(Failure), want(Open)}},
+		{name: "at high traffic a few failures do not open (finding: 5 slow attempts shut a healthy tool)",
+			steps: []step{repeat(100, call(Success)), fails(5), repeat(100, call(Success)), fails(10), want(Closed), events()}},
+		{name: "at high traffic half the calls failing opens",
+			s:     Settings{Failures: 100},
+			steps: []step{repeat(11, call(Success)), fails(9), want(Closed), call(Failure), want(Closed), call(Failure), want(Open)}},
+		{name: "runs shorter than Failures open once MinCalls calls are mostly failures",
+			steps: []step{repeat(4, seq(fails(4), call(Success))), want(Closed), call(Failure), want(Open)}},
+		{name: "custom FailureRate and MinCalls",
+			s:     Settings{FailureRate: 0.1, MinCalls: 10, Failures: 100},
+			steps: []step{repeat(9, call(Success)), call(Failure), want(Open)}},
+		{name: "a FailureRate above 1 never opens on the rate",
+			s:     Settings{FailureRate: 1.5, MinCalls: 1, Failures: 3},
+			steps: []step{fails(50), want(Closed)}},
+		{name: "calls age out of the window",
+			s:     Settings{Failures: 100},
+			steps: []step{fails(19), sleep(30 * time.Second), call(Failure), want(Closed)}},
+		{name: "calls within the window count",
+			s:     Settings{Failures: 100},
+			steps: []step{fails(19), sleep(26 * time.Second), call(Failure), want(Open)}},
 		{name: "ignored outcomes never count",
 			steps: []step{repeat(20, call(Ignore)), fails(4), want(Closed), events()}},
-		{name: "a failure ages out exactly Window later",
-			steps: []step{call(Failure), sleep(10 * time.Second), fails(3), sleep(20 * time.Second),
-				call(Failure), want(Closed), call(Failure), want(Open)}},
-		{name: "failures just inside the window open",
-			steps: []step{call(Failure), sleep(s30 - 1), fails(4), want(Open)}},
+		{name: "a run of failures does not age out",
+			steps: []step{call(Failure), sleep(10 * time.Minute), fails(3), want(Closed), call(Failure), want(Open)}},
 		{name: "custom Failures and Window",
-			s:     Settings{Failures: 3, Window: time.Second},
-			steps: []step{fails(2), sleep(time.Second), fails(2), want(Closed), call(Failure), want(Open)}},
+			s:     Settings{Failures: 3, Window: time.Second, MinCalls: 4},
+			steps: []step{repeat(3, call(Success)), sleep(time.Second), fails(2), want(Closed), call(Failure), want(Open)}},
 		{name: "Failures 1 opens on the first failure",
 			s:     Settings{Failures: 1},
 			steps: []step{call(Success), want(Closed), call(Failure), want(Open)}},
@@ -153,9 +178,9 @@ func TestBreaker(t *testing.T) {
 			s: Settings{Cooldown: 2 * time.Second, Jitter: 0.25}, rand: 0.5,
 			steps: []step{fails(5), retryIn(2250 * time.Millisecond), sleep(2250 * time.Millisecond), want(HalfOpen)}},
 		{name: "a probe's success closes and forgets failures",
-			s: Settings{Cooldown: time.Second, Jitter: -1}, // close while the failures are in the window
-			steps: []step{fails(5), sleep(time.Second), take("p", true), denied(), give("p", Success), want(Closed),
-				take("c", false), give("c", Success), fails(4), want(Closed), events(co, oh, hc)}},
+			s: Settings{Cooldown: time.Second, Jitter: -1, Failures: 100}, // close while the failures are in the window
+			steps: []step{fails(20), sleep(time.Second), take("p", true), denied(), give("p", Success), want(Closed),
+				take("c", false), give("c", Success), fails(18), want(Closed), events(co, oh, hc)}},
 		{name: "a probe's failure reopens with a new cool-down",
 			rand: 0.5,
 			steps: []step{fails(5), sleep(33 * time.Second), take("p", true), give("p", Failure), want(Open),
@@ -213,14 +238,15 @@ func TestBreaker(t *testing.T) {
 }
 
 func TestSettingsDefaults(t *testing.T) {
-	def := Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.2, Probes: 1}
+	def := Settings{Failures: 5, FailureRate: 0.5, MinCalls: 20, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.2, Probes: 1}
 	tests := []struct {
 		in, want Settings
 	}{
 		{Settings{}, def},
-		{Settings{Failures: -1, Window: -1, Cooldown: -1, Probes: -1}, def},
-		{Settings{Jitter: -1}, Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: -1, Probes: 1}},
-		{Settings{Failures: 2, Window: 1, Cooldown: 2, Jitter: 0.5, Probes: 3}, Settings{Failures: 2, Window: 1, Cooldown: 2, Jitter: 0.5, Probes: 3}},
+		{Settings{Failures: -1, FailureRate: -1, MinCalls: -1, Window: -1, Cooldown: -1, Probes: -1}, def},
+		{Settings{Jitter: -1}, Settings{Failures: 5, FailureRate: 0.5, MinCalls: 20, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: -1, Probes: 1}},
+		{Settings{Failures: 2, FailureRate: 0.9, MinCalls: 7, Window: 1, Cooldown: 2, Jitter: 0.5, Probes: 3},
+			Settings{Failures: 2, FailureRate: 0.9, MinCalls: 7, Window: 1, Cooldown: 2, Jitter: 0.5, Probes: 3}},
 	}
 	for _, tc := range tests {
 		if got := tc.in.withDefaults(); got != tc.want {

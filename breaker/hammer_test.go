@@ -83,7 +83,9 @@ func TestHammerClosedCounts(t *testing.T) {
 		if testing.Short() {
 			n = P * (N / 10)
 		}
-		b := New(Settings{Failures: n + 1}, Options{})
+		// A run can never reach n+1, and the rate applies only once the
+		// window holds one call more than the hammer makes.
+		b := New(Settings{Failures: n + 1, MinCalls: 2*n + 1}, Options{})
 		hammer(t, P, N, func(int, int) {
 			tk, _ := b.Allow()
 			b.Record(tk, Success)
@@ -93,10 +95,13 @@ func TestHammerClosedCounts(t *testing.T) {
 		if s := b.State(); s != Closed {
 			t.Fatalf("State() = %v after %d failures, want closed", s, n)
 		}
+		if calls, fails := b.win.sum(b.now()); calls != int64(2*n) || fails != int64(n) {
+			t.Fatalf("window counted %d calls, %d failures; want %d and %d", calls, fails, 2*n, n)
+		}
 		tk, _ := b.Allow()
-		b.Record(tk, Failure)
+		b.Record(tk, Failure) // n+1 of 2n+1: over half
 		if s := b.State(); s != Open {
-			t.Fatalf("State() = %v after %d failures, want open", s, n+1)
+			t.Fatalf("State() = %v after %d failures of %d calls, want open", s, n+1, 2*n+1)
 		}
 	})
 }

@@ -18,11 +18,6 @@ type machine struct {
 	state State
 	gen   uint64
 
-	// Closed: a ring of the times of the last Failures counted failures.
-	fails []int64
-	next  int // the ring slot the next failure goes to
-	count int // failures in the ring, ≤ len(fails)
-
 	// Half-open: probe slots outstanding and probes that succeeded.
 	probesOut int
 	probesOK  int
@@ -35,14 +30,19 @@ type machine struct {
 
 type change struct{ from, to State }
 
-func (m *machine) init(failures int) {
-	m.fails = make([]int64, failures)
+func (m *machine) init() {
 	m.gen = 1 // the zero Ticket is never current
 }
 
 func (s Settings) withDefaults() Settings {
 	if s.Failures <= 0 {
 		s.Failures = DefaultFailures
+	}
+	if !(s.FailureRate > 0) {
+		s.FailureRate = DefaultFailureRate
+	}
+	if s.MinCalls <= 0 {
+		s.MinCalls = DefaultMinCalls
 	}
 	if s.Window <= 0 {
 		s.Window = DefaultWindow
@@ -96,7 +96,7 @@ func (b *Breaker) recordSlow(t Ticket, o Outcome) {
 		case o == Failure && t.probe:
 			b.trip(now)
 		case o == Failure:
-			b.countFailure(now)
+			b.trip(now) // Record found the rule met
 		case o == Success:
 			m.probesOut--
 			m.probesOK++
@@ -108,20 +108,6 @@ func (b *Breaker) recordSlow(t Ticket, o Outcome) {
 		}
 	}
 	b.unlockAndNotify()
-}
-
-// countFailure adds a closed breaker's failure to the ring and opens the
-// breaker if the oldest failure in a full ring is still within Window.
-func (b *Breaker) countFailure(now int64) {
-	m := &b.m
-	m.fails[m.next] = now
-	m.next = (m.next + 1) % len(m.fails)
-	if m.count < len(m.fails) {
-		m.count++
-	}
-	if m.count == len(m.fails) && now-m.fails[m.next] < int64(b.s.Window) {
-		b.trip(now)
-	}
 }
 
 // trip opens the breaker for a fresh, jittered cool-down.
@@ -150,8 +136,11 @@ func (b *Breaker) transition(to State) {
 	from := m.state
 	m.state = to
 	m.gen++
-	m.next, m.count = 0, 0
 	m.probesOut, m.probesOK = 0, 0
+	if to == Closed { // a clean slate: what happened before it opened is over
+		b.win.reset()
+		b.run.Store(0)
+	}
 	b.publish()
 	if b.onChange != nil {
 		m.pending = append(m.pending, change{from, to})

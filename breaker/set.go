@@ -55,11 +55,17 @@ func (s *Set) For(tool string) *Breaker {
 	return b
 }
 
-// merge fills o's unset fields from d: non-positive counts and durations,
-// and a zero Jitter (a negative one, "no jitter", is kept).
+// merge fills o's unset fields from d: non-positive counts, rates and
+// durations, and a zero Jitter (a negative one, "no jitter", is kept).
 func merge(o, d Settings) Settings {
 	if o.Failures <= 0 {
 		o.Failures = d.Failures
+	}
+	if !(o.FailureRate > 0) {
+		o.FailureRate = d.FailureRate
+	}
+	if o.MinCalls <= 0 {
+		o.MinCalls = d.MinCalls
 	}
 	if o.Window <= 0 {
 		o.Window = d.Window

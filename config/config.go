@@ -85,9 +85,17 @@ type Dispatch struct {
 // Breaker is a [breaker] or [tools."NAME".breaker] section: circuit breaker
 // settings (see package breaker for what each does).
 type Breaker struct {
-	// Failures (failures) within Window open the breaker.
+	// Failures (failures) consecutive failures open the breaker while
+	// the window holds fewer than MinCalls calls.
 	Failures int
-	// Window (window) is the sliding window failures are counted in.
+	// FailureRate (failure_rate), in (0, 1], is the share of failed calls
+	// in the window that opens the breaker once it holds MinCalls calls.
+	// Nil means not set.
+	FailureRate *float64
+	// MinCalls (min_calls) is the fewest calls in the window for
+	// FailureRate to apply.
+	MinCalls int
+	// Window (window) is the sliding window calls are counted in.
 	Window time.Duration
 	// Cooldown (cooldown) is how long an open breaker refuses calls.
 	Cooldown time.Duration
@@ -284,6 +292,12 @@ func (b Breaker) apply(s breaker.Settings) breaker.Settings {
 	if b.Failures > 0 {
 		s.Failures = b.Failures
 	}
+	if b.FailureRate != nil {
+		s.FailureRate = *b.FailureRate
+	}
+	if b.MinCalls > 0 {
+		s.MinCalls = b.MinCalls
+	}
 	if b.Window > 0 {
 		s.Window = b.Window
 	}
@@ -303,7 +317,7 @@ func (b Breaker) apply(s breaker.Settings) breaker.Settings {
 }
 
 func (b Breaker) isZero() bool {
-	return b.Failures == 0 && b.Window == 0 && b.Cooldown == 0 && b.Jitter == nil && b.Probes == 0
+	return b.Failures == 0 && b.FailureRate == nil && b.MinCalls == 0 && b.Window == 0 && b.Cooldown == 0 && b.Jitter == nil && b.Probes == 0
 }
 
 func clonePtr[T any](p *T) *T {

@@ -227,6 +227,8 @@ func (p *checker) dispatch(path []string, t map[string]any, d *Dispatch) {
 func (p *checker) breaker(path []string, t map[string]any, b *Breaker) {
 	p.fields(path, t,
 		field{"failures", func(path []string, v any) { p.count(path, v, &b.Failures) }},
+		field{"failure_rate", func(path []string, v any) { p.fraction(path, v, &b.FailureRate) }},
+		field{"min_calls", func(path []string, v any) { p.count(path, v, &b.MinCalls) }},
 		field{"window", func(path []string, v any) { p.duration(path, v, &b.Window) }},
 		field{"cooldown", func(path []string, v any) { p.duration(path, v, &b.Cooldown) }},
 		field{"jitter", func(path []string, v any) { p.ratio(path, v, &b.Jitter) }},

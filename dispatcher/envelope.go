@@ -57,6 +57,9 @@ type DispatchError struct {
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 
 	cause error
+	// starved marks a timeout the host, not the guest, used up (see
+	// hostStarved): it does not count against the tool's breaker.
+	starved bool
 }
 
 // Sentinels for errors.Is: a DispatchError is one of these when the kinds

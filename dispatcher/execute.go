@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/internal/attempt"
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -100,12 +101,28 @@ func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n
 	timeout := d.timeout(tool, c)
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	actx, stats := attempt.With(actx)
 	d.emitAttempt(tool, c, n, actx)
 	res, err := tool.Handler.Handle(actx, c.Args)
 	if err != nil {
-		return nil, classify(tool, err, n, actx, ctx, timeout)
+		derr := classify(tool, err, n, actx, ctx, timeout)
+		if derr.Kind == KindTimeout && ctx.Err() == nil {
+			derr.starved = hostStarved(stats, timeout)
+		}
+		return nil, derr
 	}
 	return res, nil
+}
+
+// hostStarved says whether an attempt that timed out spent its time in
+// the host rather than in the guest: a module ran, and its guest code had
+// less than half the timeout (the rest went to waiting for CPU or to
+// instantiating under load). Such a timeout is not the tool's failure.
+// With a handler that is not a module nothing is known, and the timeout
+// counts.
+func hostStarved(s *attempt.Stats, timeout time.Duration) bool {
+	guest, ran := s.Guest()
+	return ran && guest < timeout/2
 }
 
 // timeout is an attempt's timeout: the tool's own, shortened by the
@@ -126,7 +143,7 @@ func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bo
 	if derr == nil {
 		return breaker.Success
 	}
-	if ctx.Err() != nil || derr.cause == errQueueWait || (derr.Kind == KindTimeout && callerShortened) {
+	if ctx.Err() != nil || derr.cause == errQueueWait || derr.starved || (derr.Kind == KindTimeout && callerShortened) {
 		return breaker.Ignore
 	}
 	// The host refused one of the call's egress requests (not granted,

@@ -2,6 +2,7 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/internal/attempt"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // refusedErr stands for host.EgressRefusedError: the guest's own error,
@@ -71,6 +74,46 @@ func TestCallerCannotLengthenTimeout(t *testing.T) {
 				_, err := d.Call(context.Background(), Call{Tool: "t", Options: Options{Timeout: tc.caller}})
 				if took := time.Since(start); took != tc.took || (tc.err == nil) != (err == nil) || err != nil && !errors.Is(err, tc.err) {
 					t.Fatalf("err %v after %v; want %v after %v", err, took, tc.err, tc.took)
+				}
+			})
+		})
+	}
+}
+
+// A timeout the host used up (the guest had under half of the attempt:
+// the rest went to waiting for CPU or instantiating under load) is not the
+// tool's failure; one whose guest ran out the clock is. In TestSoak on a
+// loaded machine, starved timeouts of the cheapest tool shut it for 30 s.
+func TestHostStarvedTimeoutDoesNotTripBreaker(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		guest time.Duration // of the 100 ms attempt, the rest is host wait
+		open  bool
+	}{
+		{"host starved", 10 * time.Millisecond, false},
+		{"guest slow", 60 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// What host.Module.Call does: enter, wait (for CPU, an
+				// instance), run the guest for its share.
+				h := registry.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+					st := attempt.From(ctx)
+					st.Enter()
+					deadline, _ := ctx.Deadline()
+					time.Sleep(time.Until(deadline) - tc.guest)
+					st.AddGuest(tc.guest)
+					<-ctx.Done()
+					return nil, ctx.Err()
+				})
+				d := New(newRegistry(t, toolSpec{name: "t", timeout: 100 * time.Millisecond, handler: h}), Config{})
+				for range 5 {
+					if _, err := d.Call(context.Background(), Call{Tool: "t"}); !errors.Is(err, ErrTimeout) {
+						t.Fatalf("got %v, want timeout", err)
+					}
+				}
+				if open := d.breakers.For("t").State() == breaker.Open; open != tc.open {
+					t.Fatalf("breaker open: %v, want %v", open, tc.open)
 				}
 			})
 		})

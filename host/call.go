@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/sys"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/internal/attempt"
 )
 
 // Call runs tool with args in a fresh instance and returns its result JSON.
@@ -30,6 +32,7 @@ import (
 // Call never panics on guest behaviour.
 func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
 	ctx, ec := m.egressState(ctx)
+	attempt.From(ctx).Enter()
 	res, err := m.call(ctx, tool, args, lim)
 	return res, ec.blame(err)
 }
@@ -65,8 +68,11 @@ func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits)
 	if err != nil {
 		return nil, m.fault(ctx, tool, "passing the arguments", err, out)
 	}
+	// The dispatcher weighs a timeout by the time the guest itself had.
+	started := time.Now()
 	res, err := inst.mod.ExportedFunction(abi.ExportCall).Call(ctx,
 		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
+	attempt.From(ctx).AddGuest(time.Since(started))
 	if err != nil {
 		return nil, m.fault(ctx, tool, abi.ExportCall, err, out)
 	}

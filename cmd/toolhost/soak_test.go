@@ -44,6 +44,7 @@ cooldown = "200ms"
 concurrency = 16
 [tools."sleep".breaker]
 failures = 1000000
+min_calls = 1000000
 `
 
 // soakSettings: TOOLHOST_SOAK is the load's duration (`make reliability`

@@ -269,9 +269,10 @@ func toolhost(ctx context.Context, o Options, gov *governor.Governor) (*dispatch
 		return nil, nil, fmt.Errorf("storm: loading the egress module: %w", err)
 	}
 	// Both arms get the same dispatcher: room for every agent at once, and
-	// the circuit breaker out of the way (a window of 1 ns never holds
-	// enough failures), so that the arms differ only in the governor.
-	cfg := dispatcher.Config{Concurrency: 64, Breaker: breaker.Settings{Failures: 1000, Window: time.Nanosecond}}
+	// the circuit breaker out of the way (the rate applies from the first
+	// call, and no rate above 1 is ever met), so that the arms differ only
+	// in the governor.
+	cfg := dispatcher.Config{Concurrency: 64, Breaker: breaker.Settings{FailureRate: 2, MinCalls: 1}}
 	if gov != nil {
 		cfg.Governor = gov
 	}
