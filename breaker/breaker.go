@@ -271,6 +271,9 @@ func (b *Breaker) State() State {
 	return s
 }
 
+// Settings returns the settings b runs with, every default applied.
+func (b *Breaker) Settings() Settings { return b.s }
+
 // RetryAt returns when an open breaker will admit probes, or the zero time
 // if it is not open (after the lazy move to half-open State describes).
 func (b *Breaker) RetryAt() time.Time {

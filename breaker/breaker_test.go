@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -171,6 +172,9 @@ func TestBreaker(t *testing.T) {
 			rand: 0.5, // 30 s × (1 + 0.2×0.5)
 			steps: []step{fails(5), retryIn(33 * time.Second), sleep(33*time.Second - 1), denied(), want(Open),
 				retryIn(1), sleep(1), want(HalfOpen), retryIn(0), events(co, oh)}},
+		{name: "the longest cool-down, jittered, saturates instead of wrapping into the past",
+			s: Settings{Cooldown: math.MaxInt64, Jitter: 1}, rand: 0.99,
+			steps: []step{fails(5), sleep(24 * time.Hour), want(Open), denied()}},
 		{name: "negative Jitter means none",
 			s: Settings{Jitter: -1}, rand: 0.9,
 			steps: []step{fails(5), retryIn(s30)}},

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -112,13 +113,19 @@ func (b *Breaker) recordSlow(t Ticket, o Outcome) {
 
 // trip opens the breaker for a fresh, jittered cool-down.
 func (b *Breaker) trip(now int64) {
-	d := b.s.Cooldown
+	d := float64(b.s.Cooldown)
 	if b.s.Jitter > 0 {
-		d += time.Duration(float64(d) * b.s.Jitter * b.rand())
+		d += d * b.s.Jitter * b.rand()
+	}
+	// Saturated, not wrapped: an operator's cool-down of years must not
+	// end in the past.
+	until := int64(math.MaxInt64)
+	if d < float64(math.MaxInt64-now) {
+		until = now + int64(d)
 	}
 	// Stored before the state is published, so a reader that sees Open
 	// sees this cool-down or a later one.
-	b.openUntil.Store(now + int64(d))
+	b.openUntil.Store(until)
 	b.transition(Open)
 }
 

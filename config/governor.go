@@ -98,6 +98,9 @@ func (c *Config) GovernorConfig(base governor.Config) governor.Config {
 			*f.dst = *f.v
 		}
 	}
+	if g.ThrottleReserve != nil && *g.ThrottleReserve == 0 {
+		out.ThrottleReserve = -1 // the governor reads 0 as "the default"
+	}
 	if len(g.Priorities) > 0 {
 		out.Priorities = maps.Clone(base.Priorities)
 		if out.Priorities == nil {
@@ -262,6 +265,8 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 			p.fail(qp, `needs interval (a duration such as "1m")`)
 		case q.Burst > q.Capacity:
 			p.fail(concat(qp, []string{"burst"}), "burst %d is more than the capacity %d", q.Burst, q.Capacity)
+		case q.Interval/time.Duration(q.Capacity) < 1:
+			p.fail(concat(qp, []string{"interval"}), "%d tokens per %v is more than one per nanosecond; use a longer interval", q.Capacity, q.Interval)
 		default:
 			for tool, cost := range q.Tools {
 				if burst := q.burst(); cost > burst {

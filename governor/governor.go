@@ -75,9 +75,9 @@ type Config struct {
 	ThrottleExit float64
 	// ThrottleReserve is the fraction of a quota's Burst that background
 	// draws must leave in the pool in throttle mode (normal draws half of
-	// it), kept for critical and interactive ones; 0 means 0.5. It is at
-	// most Burst-1 tokens, so with a Burst of 1 throttling reserves
-	// nothing.
+	// it), kept for critical and interactive ones; 0 means 0.5, a
+	// negative value means no reserve. It is at most Burst-1 tokens, so
+	// with a Burst of 1 throttling reserves nothing.
 	ThrottleReserve float64
 	// Aging raises a waiter's effective class by one per Aging waited; 0
 	// means 5 s.
@@ -100,7 +100,12 @@ func (c Config) withDefaults() Config {
 	c.Window = cmp.Or(c.Window, 10*time.Second)
 	c.ThrottleEnter = cmp.Or(c.ThrottleEnter, 0.8)
 	c.ThrottleExit = cmp.Or(c.ThrottleExit, 0.6)
-	c.ThrottleReserve = cmp.Or(c.ThrottleReserve, 0.5)
+	switch {
+	case c.ThrottleReserve < 0: // asked for none: 0 itself means the default
+		c.ThrottleReserve = 0
+	case c.ThrottleReserve == 0:
+		c.ThrottleReserve = 0.5
+	}
 	c.Aging = cmp.Or(c.Aging, 5*time.Second)
 	c.Broadcast = cmp.Or(c.Broadcast, 5*time.Second)
 	c.MaxWait = cmp.Or(c.MaxWait, 30*time.Second)
@@ -359,6 +364,10 @@ func (g *Governor) hostQuotas(hostname, port string) []*quota {
 	}
 	return out
 }
+
+// Config returns the configuration g runs with, every default applied (a
+// negative ThrottleReserve reads as 0). Its Quotas are g's.
+func (g *Governor) Config() Config { return g.cfg }
 
 // Quotas returns the quota names, sorted.
 func (g *Governor) Quotas() []string { return g.names() }
