@@ -15,6 +15,7 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -210,8 +211,8 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 	if !ok {
 		return d.refused(c, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))
 	}
-	if err := tool.Validate(c.Args); err != nil {
-		return d.refused(c, newError(KindSchema, 0, err, "%s", err.Error()))
+	if err := tool.ValidateContext(ctx, c.Args); err != nil {
+		return d.refused(c, validationError(ctx, tool, err))
 	}
 	if c.Budget != nil && *c.Budget <= 0 {
 		return d.refused(c, newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool))
@@ -237,6 +238,21 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 // its own refusals, so that metrics and followers of the stream see every
 // call; it returns the Outcome.
 func (d *Dispatcher) Refused(c Call, e *DispatchError) Outcome { return d.refused(c, e) }
+
+// validationError is the envelope for arguments that failed validation, or
+// whose validation outlasted the call's deadline or the tool's timeout
+// (schema validation's cost grows with the arguments: it gets no more time
+// than the tool itself).
+func validationError(ctx context.Context, tool *registry.Tool, err error) *DispatchError {
+	var de *registry.DeadlineError
+	switch {
+	case !errors.As(err, &de):
+		return newError(KindSchema, 0, err, "%s", err.Error())
+	case ctx.Err() != nil:
+		return classifyWait(tool.Name, ctx, 0)
+	}
+	return newError(KindTimeout, 0, err, "%s", err.Error())
+}
 
 // refused publishes the result of a call that ended before any execution
 // (so metrics and followers of the stream see every dispatch) and returns

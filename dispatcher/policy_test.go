@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -117,5 +119,25 @@ func TestHostStarvedTimeoutDoesNotTripBreaker(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// Validation runs under the call's deadline with the tool's timeout as its
+// budget: arguments that take longer to check fail with timeout before
+// any attempt, instead of costing CPU for as long as they take.
+func TestValidationOutlastingTheToolIsATimeout(t *testing.T) {
+	var defs []string // every item is tried against 2^7 failing branches
+	for i := range 6 {
+		defs = append(defs, fmt.Sprintf(`"a%d":{"anyOf":[{"$ref":"#/$defs/a%d"},{"$ref":"#/$defs/a%d"}]}`, i, i+1, i+1))
+	}
+	defs = append(defs, `"a6":{"type":"string"}`)
+	schema := `{"type":"object","properties":{"l":{"type":"array","items":{"$ref":"#/$defs/a0"}}},"$defs":{` + strings.Join(defs, ",") + `}}`
+	f := &fakeTool{script: []step{{}}}
+	d := New(newRegistry(t, toolSpec{name: "u", timeout: time.Millisecond, handler: f, schema: schema}), Config{})
+	args := `{"l":[` + strings.Repeat(`1,`, 999) + `1]}`
+	_, err := d.Call(context.Background(), Call{Tool: "u", Args: json.RawMessage(args)})
+	de := asDispatchError(t, err)
+	if de.Kind != KindTimeout || de.Attempts != 0 || f.calls.Load() != 0 || !strings.Contains(de.Message, "input schema within 1ms") {
+		t.Fatalf("got %+v after %d runs; want a timeout before any attempt", de, f.calls.Load())
 	}
 }

@@ -100,6 +100,9 @@ func compileSchema(tool, which string, raw []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %s schema does not compile: %w", tool, which, err)
 	}
+	if err := checkCost(tool, sch); err != nil {
+		return nil, err
+	}
 	return sch, nil
 }
 
@@ -119,6 +122,10 @@ func (t *Tool) Validate(args []byte) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}
+	}
+	if ptr, key, dup := duplicateKey(args); dup {
+		return &SchemaError{Tool: t.Name, Path: ptr, Reason: fmt.Sprintf(
+			"the key %q appears more than once in this object; parsers disagree on which value counts, so the schema may check one and the tool read another: name each key once", key)}
 	}
 	err = t.input.Validate(inst)
 	if err == nil {
