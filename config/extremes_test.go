@@ -196,6 +196,7 @@ func extremes() []extreme {
 		{"max_wait", func(g governor.Config) any { return g.MaxWait }},
 		{"default_block", func(g governor.Config) any { return g.DefaultBlock }},
 		{"max_block", func(g governor.Config) any { return g.MaxBlock }},
+		{"max_report_block", func(g governor.Config) any { return g.MaxReportBlock }},
 	} {
 		add(extreme{section: "governor", key: k.key, values: durs, want: dur,
 			got: func(t *testing.T, c *Config) any { return k.got(gov(t, c)) }})

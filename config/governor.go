@@ -37,6 +37,9 @@ type Governor struct {
 	// DefaultBlock and MaxBlock (default_block, max_block): how long a
 	// 429 without Retry-After blocks a quota, and the cap on any block.
 	DefaultBlock, MaxBlock time.Duration
+	// MaxReportBlock (max_report_block) caps the block one governor.report
+	// over /rpc can set.
+	MaxReportBlock time.Duration
 	// Priorities ([governor.priorities]) is the default class per tool.
 	Priorities map[string]governor.Priority
 	// Quotas are the [quotas."NAME"] sections, by name.
@@ -90,6 +93,7 @@ func (c *Config) GovernorConfig(base governor.Config) governor.Config {
 	setDur(&out.MaxWait, g.MaxWait)
 	setDur(&out.DefaultBlock, g.DefaultBlock)
 	setDur(&out.MaxBlock, g.MaxBlock)
+	setDur(&out.MaxReportBlock, g.MaxReportBlock)
 	for _, f := range []struct {
 		dst *float64
 		v   *float64
@@ -166,6 +170,7 @@ func (p *checker) governorSection(path []string, v any, c *Config) {
 		field{"max_wait", func(path []string, v any) { p.duration(path, v, &g.MaxWait) }},
 		field{"default_block", func(path []string, v any) { p.duration(path, v, &g.DefaultBlock) }},
 		field{"max_block", func(path []string, v any) { p.duration(path, v, &g.MaxBlock) }},
+		field{"max_report_block", func(path []string, v any) { p.duration(path, v, &g.MaxReportBlock) }},
 		field{"priorities", func(path []string, v any) {
 			pt := p.table(path, v, "[governor.priorities]")
 			for _, tool := range slices.Sorted(maps.Keys(pt)) {

@@ -91,6 +91,12 @@ type Config struct {
 	// quota; 0 means 1 s. MaxBlock caps any block; 0 means 5 min.
 	DefaultBlock time.Duration
 	MaxBlock     time.Duration
+	// MaxReportBlock caps the block one governor.report over /rpc can
+	// set; 0 means 30 s. Any identity with a token may report, as any may
+	// acquire: a report holds a quota about as long as draining its
+	// tokens would, not the 5 minutes of MaxBlock. The host's own egress
+	// reports, which it saw itself, keep MaxBlock.
+	MaxReportBlock time.Duration
 	// Priorities is the default class per tool name, for calls that name
 	// none; a tool not listed gets Normal.
 	Priorities map[string]Priority
@@ -111,6 +117,7 @@ func (c Config) withDefaults() Config {
 	c.MaxWait = cmp.Or(c.MaxWait, 30*time.Second)
 	c.DefaultBlock = cmp.Or(c.DefaultBlock, time.Second)
 	c.MaxBlock = cmp.Or(c.MaxBlock, 5*time.Minute)
+	c.MaxReportBlock = cmp.Or(c.MaxReportBlock, 30*time.Second)
 	if c.Store == nil {
 		c.Store = NewMemory()
 	}

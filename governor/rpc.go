@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -212,7 +213,9 @@ func (g *Governor) call(ctx context.Context, method string, params json.RawMessa
 		if p.Status < 100 || p.Status > 599 || p.RetryAfterMS < 0 {
 			return nil, invalidParams("governor.report needs an HTTP status (100-599) and a retry_after_ms >= 0")
 		}
-		s, err := g.Report(ctx, Feedback{Quota: p.Quota, Status: p.Status, RetryAfter: time.Duration(p.RetryAfterMS) * time.Millisecond})
+		// A caller's word, not the host's own observation: bounded.
+		ra := min(time.Duration(min(p.RetryAfterMS, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond, g.cfg.MaxReportBlock)
+		s, err := g.Report(ctx, Feedback{Quota: p.Quota, Status: p.Status, RetryAfter: ra})
 		if err != nil {
 			return nil, toRPCError(err)
 		}

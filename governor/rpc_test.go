@@ -125,3 +125,21 @@ func TestRPCErrorShape(t *testing.T) {
 		t.Fatalf("error %+v data %+v, want rate_limited with about 2000 ms", resp.Error, d)
 	}
 }
+
+// Any identity with a token may report a 429, but a report over /rpc
+// blocks its quota for at most MaxReportBlock (30 s by default), not the
+// 5 minutes of MaxBlock a caller could ask for before.
+func TestRPCReportIsBounded(t *testing.T) {
+	g, srv := rpcServer(t)
+	start := time.Now()
+	_, body := post(t, srv, `{"jsonrpc":"2.0","id":1,"method":"governor.report","params":{"quota":"gh","status":429,"retry_after_ms":9223372036854775807}}`)
+	var resp struct {
+		Result State `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Result.BlockedUntil == nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	if until := resp.Result.BlockedUntil.Sub(start); until > g.cfg.MaxReportBlock+time.Second {
+		t.Fatalf("a report blocked the quota for %v, over MaxReportBlock %v", until, g.cfg.MaxReportBlock)
+	}
+}
