@@ -1,10 +1,21 @@
 package reliability_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
 	"testing"
 
+	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/loader"
 )
 
 // TestHostileCostlySchema: a module whose input schema multiplies the
@@ -36,3 +47,45 @@ func TestHostileDuplicateKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestHostileEgressDenialsKeepBreakerClosed: a client asks a tool with an
+// egress grant for URLs the grant does not allow, again and again. Each
+// call fails, but the tool's breaker stays closed: before, the denials
+// counted as the tool's failures and any client could shut a granted tool
+// for everyone. Real parts throughout: the egress test module, its grant,
+// the loader, the dispatcher and an upstream on loopback.
+func TestHostileEgressDenialsKeepBreakerClosed(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") }))
+	defer upstream.Close()
+	ctx := context.Background()
+	wasm := testwasm.Go(t, "./host/testdata/egress")
+	rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler), Egress: host.Egress{
+		Grants: map[string]host.Grant{filepath.Base(wasm): {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"},
+			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	live, err := loader.Open(ctx, rt, testwasm.Dir(t, wasm), loader.Options{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	d := dispatcher.New(live, dispatcher.Config{Breaker: breaker.Settings{Failures: 2}})
+	call := func(url string) dispatcher.Outcome {
+		args, _ := json.Marshal(map[string]string{"url": url})
+		return d.Do(ctx, dispatcher.Call{Tool: "egress.fetch", Args: args, Options: dispatcher.Options{Budget: ptr(1)}})
+	}
+	for _, url := range []string{"http://localhost:1/", "https://127.0.0.1/", "http://169.254.169.254/", "not a url", "http://example.com/"} {
+		for range 3 {
+			if o := call(url); o.Err == nil || o.Err.Kind == dispatcher.KindCircuitOpen {
+				t.Fatalf("%s: %+v; want the denial, not circuit_open", url, o.Err)
+			}
+		}
+	}
+	if o := call(upstream.URL); o.Err != nil {
+		t.Fatalf("a granted request after 15 denials: %v", o.Err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
