@@ -30,13 +30,22 @@ func (e *DeadlineError) Error() string {
 // Unwrap returns the context's error.
 func (e *DeadlineError) Unwrap() error { return e.Err }
 
+// inlineArgs is the size under which arguments are validated on the
+// caller's goroutine: the load-time bound keeps such a validation under
+// MaxSchemaVisits × inlineArgs/2 subschema applications (a few
+// milliseconds), not worth a goroutine, a timer and a slot per call.
+const inlineArgs = 512
+
 // ValidateContext is Validate under a deadline: the tool's own timeout,
 // or ctx's deadline if that comes first. It returns a *DeadlineError when
 // the validation (or the wait for one of the few validation slots) outlasts
 // it; the validation itself then runs on in the background until it ends,
 // holding its slot (the load-time bound, MaxSchemaVisits, keeps that
-// finite).
+// finite). Arguments under 512 bytes are validated at once, inline.
 func (t *Tool) ValidateContext(ctx context.Context, args []byte) error {
+	if len(args) < inlineArgs {
+		return t.Validate(args)
+	}
 	budget := t.Timeout
 	if budget <= 0 {
 		budget = 30 * time.Second
