@@ -34,11 +34,48 @@ type costNode struct {
 	byIndex, perItem []int
 }
 
-// checkCost estimates, for the worst value at every depth of the
+// MaxValidationWork bounds the subschema applications one call's
+// arguments may cost, estimated before validation from the number of
+// values at each depth and the schema's cost profile. A failing branch
+// costs the validator microseconds (it builds an error), so this keeps
+// even a validation abandoned at its deadline to about a second or two of
+// CPU.
+const MaxValidationWork = 1_000_000
+
+// costProfile is a schema's worst-case subschema applications for one
+// value at each depth of the arguments: levels[k] for depth k, and for
+// depths past the end the largest of the repeating tail.
+type costProfile struct {
+	levels []int
+	tail   int
+}
+
+// at returns the cost of one value at depth k.
+func (c costProfile) at(k int) int {
+	if k < len(c.levels) {
+		return c.levels[k]
+	}
+	return c.tail
+}
+
+// work estimates the applications validating values costs, where
+// perDepth[k] is how many values the arguments have at depth k.
+func (c costProfile) work(perDepth []int) int {
+	w := 0
+	for k, n := range perDepth {
+		w += n * c.at(k)
+		if w > MaxValidationWork {
+			break
+		}
+	}
+	return w
+}
+
+// schemaCost estimates, for the worst value at every depth of the
 // arguments, how many subschema applications validating it costs, and
 // refuses a schema where that exceeds MaxSchemaVisits or keeps growing
 // with depth. It is an upper bound: it assumes every branch is taken.
-func checkCost(tool string, root *jsonschema.Schema) error {
+func schemaCost(tool string, root *jsonschema.Schema) (costProfile, error) {
 	g := buildCostGraph(root)
 	order, back := g.inPlaceOrder()
 	for i, n := range back {
@@ -46,6 +83,7 @@ func checkCost(tool string, root *jsonschema.Schema) error {
 	}
 	cur := make([]int, len(g.nodes))
 	var recent [][]int
+	var prof costProfile
 	for level := 0; level <= costLevels; level++ {
 		next := make([]int, len(g.nodes))
 		for _, i := range order { // in-place targets before their users
@@ -62,22 +100,26 @@ func checkCost(tool string, root *jsonschema.Schema) error {
 			next[i] = v
 		}
 		if next[0] > MaxSchemaVisits {
-			return fmt.Errorf("registry: tool %q: input schema: validating one value nested %d levels deep in the arguments could apply %s subschemas to it (the limit is %d): "+
+			return costProfile{}, fmt.Errorf("registry: tool %q: input schema: validating one value nested %d levels deep in the arguments could apply %s subschemas to it (the limit is %d): "+
 				"anyOf/oneOf/allOf branches that share a $ref, or a recursive $ref followed by several branches, multiply the work at every level; "+
 				"factor the shared part out of the branches", tool, level, visits(next[0]), MaxSchemaVisits)
 		}
-		for _, old := range recent {
-			if slices.Equal(old, next) {
-				return nil // it repeats from here on: bounded
+		for i, old := range recent {
+			if slices.Equal(old, next) { // it repeats from here on: bounded
+				for _, v := range recent[i:] {
+					prof.tail = max(prof.tail, v[0])
+				}
+				return prof, nil
 			}
 		}
+		prof.levels = append(prof.levels, next[0])
 		recent = append(recent, next)
 		if len(recent) > costPeriod {
 			recent = recent[1:]
 		}
 		cur = next
 	}
-	return fmt.Errorf("registry: tool %q: input schema: the cost of validating the arguments still grows at %d levels of nesting; "+
+	return costProfile{}, fmt.Errorf("registry: tool %q: input schema: the cost of validating the arguments still grows at %d levels of nesting; "+
 		"a recursive $ref should apply one subschema per level", tool, costLevels)
 }
 

@@ -46,6 +46,12 @@ func (t *Tool) ValidateContext(ctx context.Context, args []byte) error {
 	if len(args) < inlineArgs {
 		return t.Validate(args)
 	}
+	// Reading the arguments is linear in their size (the transport caps
+	// it): only the schema's part needs the deadline.
+	inst, err := t.readArgs(args)
+	if err != nil {
+		return err
+	}
 	budget := t.Timeout
 	if budget <= 0 {
 		budget = 30 * time.Second
@@ -60,7 +66,7 @@ func (t *Tool) ValidateContext(ctx context.Context, args []byte) error {
 	done := make(chan error, 1)
 	go func() {
 		defer func() { <-validators }()
-		done <- t.Validate(args)
+		done <- t.check(inst)
 	}()
 	select {
 	case err := <-done:

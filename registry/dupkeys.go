@@ -3,20 +3,45 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
-// duplicateKey finds the first object in data (valid JSON) that names a
-// key twice, and returns the JSON Pointer of that object and the key.
-// Such arguments are refused: the schema validator reads one of the
-// values (the last) and a guest's parser may read another (the first),
-// so a value the schema never checked would reach the tool.
-func duplicateKey(data []byte) (ptr, key string, dup bool) {
-	// Cheap test first: no object with two keys, no duplicate.
-	if bytes.IndexByte(data, ',') < 0 || bytes.IndexByte(data, '{') < 0 {
-		return "", "", false
+// precheck reads args (valid JSON) once before validation: it refuses an
+// object that names a key twice, and arguments whose validation the
+// schema's cost profile says could take more than MaxValidationWork
+// subschema applications.
+func (t *Tool) precheck(args []byte) error {
+	s := scanArgs(args)
+	if s.dup {
+		return &SchemaError{Tool: t.Name, Path: s.dupAt, Reason: fmt.Sprintf(
+			"the key %q appears more than once in this object; parsers disagree on which value counts, so the schema may check one and the tool read another: name each key once", s.dupKey)}
 	}
+	if w := t.cost.work(s.perDepth); w > MaxValidationWork {
+		return &SchemaError{Tool: t.Name, Reason: fmt.Sprintf(
+			"checking these arguments against the tool's input schema could take more than %d subschema applications (%d values); send fewer values",
+			MaxValidationWork, s.values)}
+	}
+	return nil
+}
+
+// argScan is what one pass over the arguments found.
+type argScan struct {
+	// perDepth[k] counts the values at depth k (the arguments object is
+	// depth 0); values is their sum.
+	perDepth []int
+	values   int
+	// dup: the object at JSON Pointer dupAt names dupKey twice. Such
+	// arguments are refused: the schema validator reads one of the values
+	// (the last) and a guest's parser may read another (the first), so a
+	// value the schema never checked would reach the tool.
+	dup           bool
+	dupAt, dupKey string
+}
+
+// scanArgs reads data (valid JSON) token by token.
+func scanArgs(data []byte) argScan {
 	type frame struct {
 		object bool
 		keys   map[string]bool
@@ -25,15 +50,22 @@ func duplicateKey(data []byte) (ptr, key string, dup bool) {
 		key    bool   // object: the next string token is a key
 		member string // object: the member being read
 	}
+	var s argScan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []frame
-	// enter names the value about to start within the top frame.
+	// enter counts a value starting within the top frame and names it.
 	enter := func() string {
-		if len(stack) == 0 {
+		d := len(stack)
+		for len(s.perDepth) <= d {
+			s.perDepth = append(s.perDepth, 0)
+		}
+		s.perDepth[d]++
+		s.values++
+		if d == 0 {
 			return ""
 		}
-		f := &stack[len(stack)-1]
+		f := &stack[d-1]
 		if f.object {
 			f.key = true
 			return f.member
@@ -44,7 +76,7 @@ func duplicateKey(data []byte) (ptr, key string, dup bool) {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "", "", false // the end, or not JSON (validation says so)
+			return s // the end, or not JSON (validation says so)
 		}
 		switch t := tok.(type) {
 		case json.Delim:
@@ -63,7 +95,9 @@ func duplicateKey(data []byte) (ptr, key string, dup bool) {
 					top.keys = map[string]bool{}
 				}
 				if top.keys[t] {
-					return pointerOf(stack, func(i int) string { return stack[i].name }), t, true
+					s.dup, s.dupKey = true, t
+					s.dupAt = pointerOf(len(stack), func(i int) string { return stack[i].name })
+					return s
 				}
 				top.keys[t] = true
 				top.key, top.member = false, t
@@ -74,11 +108,11 @@ func duplicateKey(data []byte) (ptr, key string, dup bool) {
 	}
 }
 
-// pointerOf renders the names of stack[1:] as a JSON Pointer (the first
-// frame is the arguments object itself).
-func pointerOf[F any](stack []F, name func(int) string) string {
+// pointerOf renders the names of frames 1 to n-1 as a JSON Pointer (frame
+// 0 is the arguments object itself).
+func pointerOf(n int, name func(int) string) string {
 	var sb strings.Builder
-	for i := 1; i < len(stack); i++ {
+	for i := 1; i < n; i++ {
 		sb.WriteByte('/')
 		sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(name(i)))
 	}

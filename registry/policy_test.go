@@ -94,7 +94,8 @@ var slowSchema = func() string {
 // Validation gets no more time than the tool: arguments whose check
 // outlasts the tool's timeout are refused at it, not checked for as long
 // as they take (1,000 items here: about a second of CPU, against a 1 ms
-// tool).
+// tool). Arguments whose estimated cost is over MaxValidationWork (20,000
+// items took 25 s to validate) are refused before validation starts.
 func TestValidateWithinTheToolsTimeout(t *testing.T) {
 	tool := newTool("u", slowSchema)
 	tool.Timeout = time.Millisecond
@@ -107,7 +108,11 @@ func TestValidateWithinTheToolsTimeout(t *testing.T) {
 	if !errors.As(err, &de) || de.Budget != tool.Timeout || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want a DeadlineError at the tool's 1ms", err)
 	}
-	if err := tool.Validate([]byte(`{"l":["a","b"]}`)); err != nil {
+	var se *registry.SchemaError
+	if err := tool.ValidateContext(context.Background(), items(20000)); !errors.As(err, &se) || !strings.Contains(se.Reason, "20002 values") {
+		t.Fatalf("got %v, want refused before validation", err)
+	}
+	if err := tool.ValidateContext(context.Background(), []byte(`{"l":["a","b"]}`)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -77,6 +77,7 @@ type Tool struct {
 	Handler Handler
 
 	input *jsonschema.Schema
+	cost  costProfile // set with input
 }
 
 // Module identifies the code that serves a tool.

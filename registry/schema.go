@@ -69,7 +69,11 @@ func (t *Tool) prepare() error {
 	if err != nil {
 		return err
 	}
-	t.InputSchema, t.input = in, sch
+	cost, err := schemaCost(t.Name, sch)
+	if err != nil {
+		return err
+	}
+	t.InputSchema, t.input, t.cost = in, sch, cost
 	if out != nil {
 		t.OutputSchema = out
 	}
@@ -100,9 +104,6 @@ func compileSchema(tool, which string, raw []byte) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: tool %q: %s schema does not compile: %w", tool, which, err)
 	}
-	if err := checkCost(tool, sch); err != nil {
-		return nil, err
-	}
 	return sch, nil
 }
 
@@ -111,23 +112,37 @@ var printer = message.NewPrinter(language.English)
 // Validate checks args against the tool's input schema. Empty args count as
 // {}. The error is a *SchemaError naming the deepest failing path.
 func (t *Tool) Validate(args []byte) error {
+	inst, err := t.readArgs(args)
+	if err != nil {
+		return err
+	}
+	return t.check(inst)
+}
+
+// readArgs reads args for validation: UTF-8, JSON, no key named twice,
+// and a cost the schema's profile allows. Its cost is linear in len(args).
+func (t *Tool) readArgs(args []byte) (any, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = []byte("{}")
 	}
 	// encoding/json would replace invalid bytes and validate the result;
 	// the guest would then get bytes that are no JSON text at all.
 	if !utf8.Valid(args) {
-		return &SchemaError{Tool: t.Name, Reason: "arguments are not valid UTF-8"}
+		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid UTF-8"}
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
-		return &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}
+		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}
 	}
-	if ptr, key, dup := duplicateKey(args); dup {
-		return &SchemaError{Tool: t.Name, Path: ptr, Reason: fmt.Sprintf(
-			"the key %q appears more than once in this object; parsers disagree on which value counts, so the schema may check one and the tool read another: name each key once", key)}
+	if err := t.precheck(args); err != nil {
+		return nil, err
 	}
-	err = t.input.Validate(inst)
+	return inst, nil
+}
+
+// check validates prepared arguments against the schema.
+func (t *Tool) check(inst any) error {
+	err := t.input.Validate(inst)
 	if err == nil {
 		return nil
 	}
