@@ -42,7 +42,7 @@ stderr and the exit code is 1.`,
 		},
 	}
 	addServerFlag(cmd, &f.server)
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "per-attempt timeout (toolhost/timeout_ms); default: the tool's")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 0, "per-attempt timeout (toolhost/timeout_ms): shortens the tool's; longer only as far as the server's max_timeout allows")
 	cmd.Flags().StringVar(&f.key, "idempotency-key", "", "deduplicate: calls with one key share one execution")
 	cmd.Flags().IntVar(&f.budget, "budget", -1, "attempts you can afford (toolhost/budget); 0 fails fast; default: no budget")
 	cmd.Flags().StringVar(&f.priority, "priority", "", "governor priority class: critical, interactive, normal or background (toolhost/priority)")
