@@ -76,6 +76,15 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 					Message: fmt.Sprintf("method %q not found: this server offers tools only", method)}
 			}
 		}
+		// At 2026-07-28 the level travels in each request's _meta.
+		if p := req.GetParams(); p != nil && isStateless(sessionVersion(req)) {
+			if v, ok := p.GetMeta()[mcp.MetaKeyLogLevel]; ok {
+				if l, _ := v.(string); !slices.Contains(logLevels, mcp.LoggingLevel(l)) {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+						Message: fmt.Sprintf("invalid _meta %q %v: want one of %v", mcp.MetaKeyLogLevel, v, logLevels)}
+				}
+			}
+		}
 		if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" {
 			if p == nil || !slices.Contains(logLevels, p.Level) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,

@@ -358,3 +358,25 @@ func TestCancelBigID(t *testing.T) {
 		t.Fatal("the call was never cancelled")
 	}
 }
+
+// A subscriptions/listen stream never ends by itself, so it must not hold
+// Drain (which would then wait out its whole deadline): Drain returns once
+// the calls are done and ends the stream by closing its session.
+func TestDrainEndsListenStream(t *testing.T) {
+	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
+	reg := h.registry(t)
+	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	ts := httptest.NewServer(srv.HTTPHandler())
+	defer ts.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := srv.Drain(t.Context()); err != nil {
+		t.Fatalf("Drain with a listener open: %v", err)
+	}
+}

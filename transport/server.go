@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -221,8 +222,11 @@ func (s *Server) HTTPHandler() http.Handler {
 		SessionTimeout:      s.opts.SessionTimeout,
 	})
 	maxBody := s.opts.MaxBodyBytes
-	if maxBody <= 0 {
+	switch {
+	case maxBody == 0:
 		maxBody = mcp.DefaultMaxRequestBodyBytes
+	case maxBody < 0: // the SDK's "no limit"
+		maxBody = math.MaxInt64
 	}
 	return &front{s: s, sessions: rpcErrorBodies(s.limitSessions(newCancelFilter(s.opts.MaxBodyBytes).wrap(h))),
 		stateless: s.callerLimited(rpcErrorBodies(s.statelessHandler())), maxBody: maxBody}

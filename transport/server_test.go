@@ -30,7 +30,7 @@ type fakes struct {
 
 const countSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`
 
-func (f *fakes) registry(t *testing.T) *registry.Registry {
+func (f *fakes) registry(t testing.TB) *registry.Registry {
 	t.Helper()
 	fn := func(h func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)) registry.Handler {
 		return registry.HandlerFunc(h)
