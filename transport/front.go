@@ -36,7 +36,10 @@ type message struct {
 	method  string
 	version string // params._meta["io.modelcontextprotocol/protocolVersion"]
 	hasID   bool
-	fields  map[string]json.RawMessage
+	// isRequest: the message has a method (a request or notification),
+	// not a result or error.
+	isRequest bool
+	fields    map[string]json.RawMessage
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +60,10 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg, single := readMessage(body)
 	stateless := isStateless(header) || (single && isStateless(msg.version))
-	if single && msg.hasID {
+	// A message without a method is the client's answer to a request of
+	// the server's: its id is the server's own, and it has no method to
+	// check.
+	if single && msg.hasID && msg.isRequest {
 		var ok bool
 		if body, w, ok = f.check(w, r, msg, body, stateless); !ok {
 			return
@@ -137,7 +143,10 @@ func readMessage(body []byte) (message, bool) {
 	if id, ok := m.fields["id"]; ok && string(bytes.TrimSpace(id)) != "null" {
 		m.id, m.hasID = id, true
 	}
-	_ = json.Unmarshal(m.fields["method"], &m.method)
+	if raw, ok := m.fields["method"]; ok {
+		m.isRequest = true
+		_ = json.Unmarshal(raw, &m.method)
+	}
 	var p struct {
 		Meta map[string]any `json:"_meta"`
 	}
