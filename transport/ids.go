@@ -14,7 +14,7 @@ import (
 // So the HTTP front checks every id before the SDK sees it:
 //
 //   - a string, or an integer literal within ±2^53, passes untouched;
-//   - an integer literal within int64 but beyond ±2^53 is handed to the SDK
+//   - an integer literal within int64 but beyond ±2^53 (or -0) is handed to the SDK
 //     as the string bigIDPrefix+digits, and the answer's id is turned back
 //     into the digits as sent (notifications/cancelled naming it likewise);
 //   - anything else (a fraction, an exponent, beyond int64, an object, an
@@ -64,7 +64,8 @@ func classifyID(raw json.RawMessage) (idVerdict, string) {
 		if !n.IsInt64() {
 			return idRefuse, "a numeric id must fit in a signed 64-bit integer, so that it can be echoed exactly"
 		}
-		if v := n.Int64(); v > maxExactFloat || v < -maxExactFloat {
+		// Beyond 2^53 float64 loses digits; -0 comes back as 0.
+		if v := n.Int64(); v > maxExactFloat || v < -maxExactFloat || n.String() != string(raw) {
 			return idRewrite, ""
 		}
 		return idKeep, ""
