@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,7 +45,9 @@ type message struct {
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	header := r.Header.Get("Mcp-Protocol-Version")
-	if r.Method != http.MethodPost {
+	// What is not a JSON POST gets the SDK's answer (405, 415, a GET
+	// stream) untouched.
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); r.Method != http.MethodPost || ct != "application/json" {
 		f.route(isStateless(header), false).ServeHTTP(w, r)
 		return
 	}

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -151,8 +152,8 @@ func TestLogCallOutcome(t *testing.T) {
 
 // The official Go SDK client over real HTTP: at its default (2026-07-28)
 // it is served the stateless core, a 2025-11-25 client gets a session, and
-// both call the same tools on the same /mcp. A 2026 client that listens
-// hears list_changed through subscriptions/listen.
+// both call the same tools on the same /mcp. A 2026 listener hears
+// list_changed through subscriptions/listen.
 func TestHTTPBothRevisions(t *testing.T) {
 	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
 	reg := h.registry(t)
@@ -160,16 +161,8 @@ func TestHTTPBothRevisions(t *testing.T) {
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(ts.Close) // after the clients' Close: a listen stream holds a connection
 
-	changed := make(chan struct{}, 1)
 	connect := func(version string) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
-			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			},
-		})
+		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil)
 		cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatalf("%s: connect: %v", version, err)
@@ -192,7 +185,7 @@ func TestHTTPBothRevisions(t *testing.T) {
 		version := cs.InitializeResult().ProtocolVersion
 		list, err := cs.ListTools(t.Context(), nil)
 		if err != nil || len(list.Tools) != 8 {
-			t.Fatalf("%s: tools/list: %v, %d tools", version, err, len(list.Tools))
+			t.Fatalf("%s: tools/list: %v, %+v", version, err, list)
 		}
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list.numbers", Arguments: map[string]any{}})
 		if err != nil || res.IsError {
@@ -209,25 +202,53 @@ func TestHTTPBothRevisions(t *testing.T) {
 			t.Errorf("%s: envelope %+v", version, env)
 		}
 	}
-	// The legacy session hears list_changed on its own stream too; drain
-	// both notifications, then require the 2026 listener's.
-	next, err := registry.New(append(reg.List()[:0:0], reg.List()[1:]...))
+	events := listen(t, ts.URL)
+	next, err := registry.New(reg.List()[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.SetTools(next)
-	select {
-	case <-changed:
-	case <-t.Context().Done():
-		t.Fatal("no list_changed")
+	if ev := <-events; !strings.Contains(ev, "notifications/tools/list_changed") {
+		t.Errorf("the listener got %s, want list_changed", ev)
 	}
-	_ = legacy.Close()
-	srv.SetTools(reg)
-	select {
-	case <-changed:
-	case <-t.Context().Done():
-		t.Fatal("no list_changed through subscriptions/listen")
+}
+
+// listen opens a 2026-07-28 subscriptions/listen stream for list_changed
+// and returns its events, after the acknowledgement: the server sends it
+// once the subscription is registered, so nothing sent later is missed.
+// The stream ends with the test.
+func listen(t *testing.T, url string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", transport.Revision20260728)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("subscriptions/listen: HTTP %d", res.StatusCode)
+	}
+	events := make(chan string, 16)
+	go func() {
+		defer res.Body.Close()
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- d
+			}
+		}
+		close(events)
+	}()
+	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("first event %q, want the acknowledgement", ack)
+	}
+	return events
 }
 
 // MaxStreamsPerCaller holds for stateless clients: a listening client
@@ -239,15 +260,9 @@ func TestMaxStreamsPerCaller(t *testing.T) {
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test",
 		Logger: slog.New(slog.DiscardHandler), MaxStreamsPerCaller: 1, MaxSessions: 1})
 	ts := httptest.NewServer(srv.HTTPHandler())
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the listener's end
 
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
-	})
-	listener, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	listen(t, ts.URL)
 	if got := discover(t, ts.URL); got != http.StatusTooManyRequests {
 		t.Errorf("second stream of one caller: HTTP %d, want 429", got)
 	}
@@ -258,7 +273,6 @@ func TestMaxStreamsPerCaller(t *testing.T) {
 		t.Fatalf("a 2025 session beside a stateless listener: %v", err)
 	}
 	legacy.Close()
-	listener.Close()
 }
 
 // A stateless request gives its slot back when it is answered: a
@@ -367,16 +381,11 @@ func TestDrainEndsListenStream(t *testing.T) {
 	reg := h.registry(t)
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
 	ts := httptest.NewServer(srv.HTTPHandler())
-	defer ts.Close()
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
-	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	t.Cleanup(ts.Close)
+	events := listen(t, ts.URL)
 	if err := srv.Drain(t.Context()); err != nil {
 		t.Fatalf("Drain with a listener open: %v", err)
+	}
+	for range events { // ends when Drain has closed the stream
 	}
 }
