@@ -389,3 +389,47 @@ func TestDrainEndsListenStream(t *testing.T) {
 	for range events { // ends when Drain has closed the stream
 	}
 }
+
+// At 2026-07-28 the POST is the request's whole life: a client that drops
+// it has cancelled the call, and the tool's context ends.
+func TestStatelessDropCancels(t *testing.T) {
+	entered, stopped := make(chan struct{}, 1), make(chan struct{})
+	reg, err := registry.New([]*registry.Tool{{Name: "wait.ctx", InputSchema: json.RawMessage(`{"type":"object"}`), Timeout: time.Hour,
+		Handler: registry.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			entered <- struct{}{}
+			<-ctx.Done()
+			close(stopped)
+			return nil, ctx.Err()
+		})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	ts := httptest.NewServer(srv.HTTPHandler())
+	defer ts.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait.ctx","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", transport.Revision20260728)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "wait.ctx")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}()
+	<-entered
+	cancel()
+	<-done
+	select {
+	case <-stopped:
+	case <-t.Context().Done():
+		t.Fatal("the call ran on after its request was dropped")
+	}
+}
