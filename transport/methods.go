@@ -149,7 +149,8 @@ func (l legacyToolList) MarshalJSON() ([]byte, error) {
 // level at 2026-07-28); the SDK drops it for everyone else. Failures are
 // warnings, so a client at "warning" hears only of those.
 func (s *Server) logCall(ctx context.Context, req *mcp.CallToolRequest, res *mcp.CallToolResult) {
-	if res == nil || req.Session == nil {
+	// A cancelled call gets no answer, and no word of its outcome either.
+	if res == nil || req.Session == nil || ctx.Err() != nil {
 		return
 	}
 	data := map[string]any{"tool": req.Params.Name, "outcome": "ok", "request_id": res.Meta[MetaRequestID]}
