@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -431,5 +432,32 @@ func TestStatelessDropCancels(t *testing.T) {
 	case <-stopped:
 	case <-t.Context().Done():
 		t.Fatal("the call ran on after its request was dropped")
+	}
+}
+
+// Access rules hold for stateless (2026-07-28) clients too: each request
+// carries its token, and the listing is filtered per request.
+// (TestAccessListsPerCaller covers 2025 sessions.)
+func TestAccessListsPerCallerStateless(t *testing.T) {
+	url, _ := accessServer(t, nil)
+	for _, tc := range []struct {
+		token string
+		want  []string
+	}{
+		{aliceToken, []string{"text_count", "toolhost_plan"}},
+		{bobToken, []string{"fail_internal", "fail_plain", "fail_schema", "fail_transient", "list_numbers"}},
+	} {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "0"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{tc.token}}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if v := cs.InitializeResult().ProtocolVersion; v != transport.Revision20260728 {
+			t.Fatalf("negotiated %s", v)
+		}
+		if got := listedNames(t, cs); !slices.Equal(got, tc.want) {
+			t.Errorf("sees %v, want %v", got, tc.want)
+		}
 	}
 }
