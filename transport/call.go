@@ -36,9 +36,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		Content: []mcp.Content{&mcp.TextContent{Text: string(o.Result)}},
 		Meta:    mcp.Meta{MetaRequestID: c.requestID},
 	}
-	// MCP defines structuredContent as a JSON object; a tool that returns
-	// a number or a list is carried as text only.
-	if isObject(o.Result) {
+	// Up to 2025-11-25, MCP defines structuredContent as a JSON object: a
+	// tool that returns a number or a list is carried as text only there.
+	// 2026-07-28 takes any JSON value.
+	if isObject(o.Result) || isStateless(sessionVersion(req)) {
 		out.StructuredContent = json.RawMessage(o.Result)
 	}
 	return out, nil

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -47,6 +48,11 @@ type Options struct {
 	// concurrent MCP sessions over HTTP, so that one client cannot take
 	// every slot (new sessions get HTTP 429 beyond it); 0 means no cap.
 	MaxSessionsPerCaller int
+	// MaxStreamsPerCaller caps one caller's 2026-07-28 (stateless) HTTP
+	// requests open at once, subscriptions/listen streams included (HTTP
+	// 429 beyond it): the per-caller form of MaxSessions and
+	// MaxSessionsPerCaller, which count 2025 sessions only. 0 means no cap.
+	MaxStreamsPerCaller int
 	// MaxBodyBytes caps an HTTP request body, and a line on stdio; 0 means
 	// the SDK's default (on stdio, DefaultMaxLineBytes).
 	MaxBodyBytes int64
@@ -74,6 +80,7 @@ type Server struct {
 	opts     Options
 	inflight inflight
 	callers  callerLimit
+	streams  callerLimit // stateless requests open, per caller
 
 	toolsMu sync.Mutex
 	reg     *registry.Registry        // the registry of the last SetTools
@@ -98,6 +105,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 		logger:  opts.Logger,
 		opts:    opts,
 		callers: callerLimit{max: opts.MaxCallsPerCaller},
+		streams: callerLimit{max: opts.MaxStreamsPerCaller},
 		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Version: opts.Version},
 			// The SDK logs every session connect and disconnect at Info;
 			// only its warnings are worth a line in our log.
@@ -106,16 +114,12 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// The SDK answers a call to an unlisted tool with its own JSON-RPC
 	// -32602 before any tool handler runs. The contract wants an isError
 	// result carrying a not_found envelope instead, so tools/call is taken
-	// over here, ahead of the SDK's lookup.
-	s.mcp.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
-				return s.callTool(ctx, call)
-			}
-			return next(ctx, method, req)
-		}
-	})
+	// over here, ahead of the SDK's lookup (see protocolMiddleware).
+	s.mcp.AddReceivingMiddleware(s.protocolMiddleware)
 	s.addAccess()
+	// Last, so outermost: a result takes its revision's shape after the
+	// others (access filtering included) have made it.
+	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s
@@ -205,17 +209,27 @@ func wireName(t *registry.Tool) string {
 // MCP returns the underlying SDK server, to connect other transports.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// HTTPHandler returns the Streamable HTTP handler to mount at /mcp. The
-// SDK's DNS-rebinding protection for localhost stays on. Wrap it with
-// Tokens.Require to demand bearer tokens, and the mux it is mounted on with
-// Origins.Guard to refuse foreign origins and hosts on every endpoint.
+// HTTPHandler returns the Streamable HTTP handler to mount at /mcp: 2025
+// clients get sessions, 2026-07-28 clients the stateless core (see
+// front). The SDK's DNS-rebinding protection for localhost stays on. Wrap
+// it with Tokens.Require to demand bearer tokens, and the mux it is mounted
+// on with Origins.Guard to refuse foreign origins and hosts on every
+// endpoint.
 func (s *Server) HTTPHandler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      s.opts.SessionTimeout,
 	})
-	return s.inflight.wrap(rpcErrorBodies(s.limitSessions(newCancelFilter(s.opts.MaxBodyBytes).wrap(h))))
+	maxBody := s.opts.MaxBodyBytes
+	switch {
+	case maxBody == 0:
+		maxBody = mcp.DefaultMaxRequestBodyBytes
+	case maxBody < 0: // the SDK's "no limit"
+		maxBody = math.MaxInt64
+	}
+	return &front{s: s, sessions: rpcErrorBodies(s.limitSessions(newCancelFilter(s.opts.MaxBodyBytes).wrap(h))),
+		stateless: s.callerLimited(rpcErrorBodies(s.statelessHandler())), maxBody: maxBody}
 }
 
 // limitSessions answers a request that would open one session too many

@@ -30,7 +30,7 @@ type fakes struct {
 
 const countSchema = `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`
 
-func (f *fakes) registry(t *testing.T) *registry.Registry {
+func (f *fakes) registry(t testing.TB) *registry.Registry {
 	t.Helper()
 	fn := func(h func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)) registry.Handler {
 		return registry.HandlerFunc(h)
@@ -536,12 +536,16 @@ func TestCallRequestID(t *testing.T) {
 	})
 }
 
-// structuredContent is a JSON object by definition; other results travel
-// as text only.
+// Up to 2025-11-25 structuredContent is a JSON object by definition;
+// other results travel as text only (2026-07-28: see
+// TestCallStructuredAnyJSON).
 func TestCallNonObjectResultIsTextOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t)
-		res := h.call(t, "list.numbers", nil, nil)
+		res, err := h.clientAt(t, transport.Revision20251125).CallTool(t.Context(), &mcp.CallToolParams{Name: "list.numbers"})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if res.IsError {
 			t.Fatalf("isError: %+v", res)
 		}

@@ -41,7 +41,9 @@ func (s *Server) openSession(caller string) (status int, why string) {
 	}
 	live := map[string]bool{}
 	for ss := range s.mcp.Sessions() {
-		if ss.InitializeParams() == nil {
+		// A stateless (2026-07-28) request is a session of its own for
+		// the SDK; those count per caller instead (MaxStreamsPerCaller).
+		if p := ss.InitializeParams(); p == nil || isStateless(p.ProtocolVersion) {
 			continue
 		}
 		total++

@@ -59,7 +59,7 @@ func connectAs(t *testing.T, url, token string) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "sessions-test", Version: "0"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: transport.Revision20251125}) // sessions are a 2025 thing
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // TestE2EHostileClient: what a client can send a server that is not a
@@ -19,7 +20,7 @@ import (
 // a bad token and the per-caller cap are in TestE2EAuth.)
 func TestE2EHostileClient(t *testing.T) {
 	srv := startServer(t, pluginsDir(t), "--max-body", "4096", "--max-sessions", "2")
-	good := srv.client(t) // one of the two sessions allowed
+	good := srv.clientAt(t, transport.Revision20251125) // one of the two sessions allowed
 	post := func(body string, header map[string]string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
@@ -66,7 +67,7 @@ func TestE2EHostileClient(t *testing.T) {
 	}
 	for _, tc := range cases {
 		if tc.wantStatus == http.StatusServiceUnavailable {
-			srv.client(t)
+			srv.clientAt(t, transport.Revision20251125)
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := post(tc.body, tc.header)

@@ -41,6 +41,7 @@ type serveFlags struct {
 	maxArgs        int
 	maxSessions    int
 	maxPerCaller   int
+	maxStreams     int
 	sessionTimeout time.Duration
 	planTool       bool
 	planners       string
@@ -97,6 +98,7 @@ to --grace.`,
 	cmd.Flags().IntVar(&f.maxArgs, "max-args", 1<<20, "largest tool arguments, in bytes")
 	cmd.Flags().IntVar(&f.maxSessions, "max-sessions", 256, "most concurrent MCP sessions over HTTP")
 	cmd.Flags().IntVar(&f.maxPerCaller, "max-calls-per-caller", 64, "most calls in flight for one caller (one token identity)")
+	cmd.Flags().IntVar(&f.maxStreams, "max-streams-per-caller", 128, "most MCP 2026-07-28 (stateless) requests open at once for one caller, subscriptions/listen included")
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
@@ -178,7 +180,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
-		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller,
+		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller, MaxStreamsPerCaller: f.maxStreams,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
 		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
 		Access: accessPolicy(cfg, tokens, f.stdio, logger),
