@@ -1,9 +1,7 @@
 package config
 
 import (
-	"os"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -140,11 +138,7 @@ func FuzzAccessRules(f *testing.F) {
 // docs/CONFIG.md (fenced as "toml access") valid, and the access check
 // output it shows true.
 func TestAccessDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```toml access\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "access")
 	if len(blocks) != 2 {
 		t.Fatalf("found %d access examples in docs/CONFIG.md, want 2", len(blocks))
 	}
@@ -156,7 +150,7 @@ func TestAccessDocExamples(t *testing.T) {
 		if i == 1 {
 			p := c.AccessPolicy()
 			got := p.Explain(p.Decide("support-ann", nil, "billing.refund"))
-			if want := `denied by rule 1 (line 2): identities = ["support-*"], tools = ["billing.*"], action = "deny"`; got != want || !strings.Contains(string(doc), want) {
+			if want := `denied by rule 1 (line 2): identities = ["support-*"], tools = ["billing.*"], action = "deny"`; got != want || !strings.Contains(string(configDoc(t)), want) {
 				t.Errorf("access check says %s; docs/CONFIG.md must show it", got)
 			}
 		}

@@ -676,14 +676,7 @@ func TestIndexKeysGenerated(t *testing.T) {
 
 // TestDocExamples keeps the examples in docs/CONFIG.md valid.
 func TestDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no docs/CONFIG.md")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```toml\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "")
 	if len(blocks) < 2 {
 		t.Fatalf("found %d toml blocks in docs/CONFIG.md", len(blocks))
 	}
@@ -696,5 +689,46 @@ func TestDocExamples(t *testing.T) {
 		if _, ok := c.Tools["db.write"]; !ok {
 			t.Errorf("example %d does not configure db.write", i+1)
 		}
+	}
+}
+
+// configDocExamples returns the examples of docs/CONFIG.md fenced as
+// "```toml TAG" (bare "```toml" when tag is empty), each as a match whose
+// [1] is the example's text. Each section's examples carry their own tag,
+// so that each test checks the ones it knows.
+func configDocExamples(t *testing.T, tag string) [][][]byte {
+	t.Helper()
+	doc := configDoc(t)
+	fence := "```toml"
+	if tag != "" {
+		fence += " " + tag
+	}
+	return regexp.MustCompile("(?s)"+regexp.QuoteMeta(fence)+"\n(.*?)```").FindAllSubmatch(doc, -1)
+}
+
+// configDoc is docs/CONFIG.md.
+func configDoc(t *testing.T) []byte {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/CONFIG.md")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("no docs/CONFIG.md")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// wantLineError parses src and wants a *Error at line whose reason
+// contains reason.
+func wantLineError(t *testing.T, src string, line int, reason string) {
+	t.Helper()
+	_, err := Parse("toolhost.toml", []byte(src))
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *config.Error", err)
+	}
+	if ce.Line != line || !strings.Contains(ce.Reason, reason) {
+		t.Fatalf("got line %d %q\nwant line %d containing %q", ce.Line, ce.Reason, line, reason)
 	}
 }

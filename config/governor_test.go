@@ -2,13 +2,8 @@ package config
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"net/netip"
-	"os"
 	"reflect"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -140,14 +135,7 @@ func TestParseGovernorErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("toolhost.toml", []byte(tt.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *config.Error", err)
-			}
-			if ce.Line != tt.line || !strings.Contains(ce.Reason, tt.reason) {
-				t.Fatalf("got line %d %q\nwant line %d containing %q", ce.Line, ce.Reason, tt.line, tt.reason)
-			}
+			wantLineError(t, tt.src, tt.line, tt.reason)
 		})
 	}
 }
@@ -156,14 +144,7 @@ func TestParseGovernorErrors(t *testing.T) {
 // sections of docs/CONFIG.md valid. They are fenced as "toml governor" so
 // that TestDocExamples, which wants db.write in every example, skips them.
 func TestGovernorDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no docs/CONFIG.md")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```toml governor\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "governor")
 	if len(blocks) == 0 {
 		t.Fatal("no governor examples in docs/CONFIG.md")
 	}

@@ -2,8 +2,6 @@ package config
 
 import (
 	"net/netip"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -68,11 +66,7 @@ func TestOAuthSectionErrors(t *testing.T) {
 // TestOAuthDocExamples keeps the [auth.oauth] examples of docs/CONFIG.md
 // valid. They are fenced as "toml oauth", which TestDocExamples skips.
 func TestOAuthDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```toml oauth\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "oauth")
 	if len(blocks) == 0 {
 		t.Fatal("no [auth.oauth] examples in docs/CONFIG.md")
 	}

@@ -1,11 +1,6 @@
 package config
 
 import (
-	"errors"
-	"io/fs"
-	"os"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -39,28 +34,14 @@ func TestParseRedisErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse("toolhost.toml", []byte(tt.src))
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want a *config.Error", err)
-			}
-			if ce.Line != tt.line || !strings.Contains(ce.Reason, tt.reason) {
-				t.Fatalf("got line %d %q\nwant line %d containing %q", ce.Line, ce.Reason, tt.line, tt.reason)
-			}
+			wantLineError(t, tt.src, tt.line, tt.reason)
 		})
 	}
 }
 
 // TestRedisDocExample keeps the [redis] example of docs/CONFIG.md valid.
 func TestRedisDocExample(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skip("no docs/CONFIG.md")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := regexp.MustCompile("(?s)```toml redis\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "redis")
 	if len(blocks) != 1 {
 		t.Fatalf("%d [redis] examples in docs/CONFIG.md, want 1", len(blocks))
 	}

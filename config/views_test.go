@@ -2,8 +2,6 @@ package config
 
 import (
 	"errors"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -97,11 +95,7 @@ func TestViewErrors(t *testing.T) {
 // TestViewDocExamples keeps the tool view examples of docs/CONFIG.md
 // valid; they are fenced as "toml views".
 func TestViewDocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
-	if err != nil {
-		t.Skip("no docs/CONFIG.md")
-	}
-	blocks := regexp.MustCompile("(?s)```toml views\n(.*?)```").FindAllSubmatch(doc, -1)
+	blocks := configDocExamples(t, "views")
 	if len(blocks) == 0 {
 		t.Fatal("no tool view examples in docs/CONFIG.md")
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,26 +20,6 @@ import (
 func TestE2EHostileClient(t *testing.T) {
 	srv := startServer(t, pluginsDir(t), "--max-body", "4096", "--max-sessions", "2")
 	good := srv.clientAt(t, transport.Revision20251125) // one of the two sessions allowed
-	post := func(body string, header map[string]string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, srv.url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-				continue
-			}
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return resp.StatusCode, string(b)
-	}
 	initialize := func(name string) string {
 		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`, name)
 	}
@@ -70,7 +49,7 @@ func TestE2EHostileClient(t *testing.T) {
 			srv.clientAt(t, transport.Revision20251125)
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			status, body := post(tc.body, tc.header)
+			status, _, body := edgeRequest(t, http.MethodPost, srv.url, tc.body, tc.header)
 			t.Logf("HTTP %d: %.200s", status, body)
 			if status != tc.wantStatus || !strings.Contains(body, tc.wantBody) {
 				t.Fatalf("HTTP %d %q; want %d containing %q", status, body, tc.wantStatus, tc.wantBody)
