@@ -227,10 +227,11 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 			return d.refused(c, newError(KindSchema, 0, err, "%s", err.Error()))
 		}
 	}
+	x := &dispatch{d: d, c: c, tool: tool}
 	if c.IdempotencyKey != "" {
-		return d.keyed(ctx, tool, c)
+		return x.keyed(ctx)
 	}
-	return d.execute(ctx, tool, c)
+	return x.execute(ctx)
 }
 
 // Refused publishes the result of a call a caller turned away before Do

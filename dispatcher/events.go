@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/registry"
 )
 
 // Event types the dispatcher publishes.
@@ -61,53 +60,55 @@ type BreakerEvent struct {
 	To   string `json:"to"`
 }
 
-func (d *Dispatcher) emitAttempt(tool *registry.Tool, c Call, n int, actx context.Context) {
-	if !d.events.Enabled() {
+func (x *dispatch) emitAttempt(n int, actx context.Context) {
+	if !x.d.events.Enabled() {
 		return
 	}
 	deadline, _ := actx.Deadline()
-	d.events.PublishFor(c.Caller, EventAttempt, AttemptEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n, Deadline: deadline})
+	x.d.events.PublishFor(x.c.Caller, EventAttempt, AttemptEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Attempt: n, Deadline: deadline})
 }
 
-func (d *Dispatcher) emitRetry(tool *registry.Tool, c Call, n int, delay time.Duration, derr *DispatchError) {
-	if c.OnRetry == nil && !d.events.Enabled() {
+func (x *dispatch) emitRetry(n int, delay time.Duration, derr *DispatchError) {
+	if x.c.OnRetry == nil && !x.d.events.Enabled() {
 		return
 	}
-	e := RetryEvent{Tool: tool.Name, Key: c.IdempotencyKey, Attempt: n,
+	e := RetryEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Attempt: n,
 		DelayMS: ms(delay), Reason: derr.Kind, Message: derr.Message}
-	if c.OnRetry != nil {
-		c.OnRetry(e)
+	if x.c.OnRetry != nil {
+		x.c.OnRetry(e)
 	}
-	d.events.PublishFor(c.Caller, EventRetry, e)
+	x.d.events.PublishFor(x.c.Caller, EventRetry, e)
 }
 
 // finishOK and finish publish the execution's result event; finish returns
 // its error for a one-line return.
-func (d *Dispatcher) finishOK(tool *registry.Tool, c Call, start time.Time, attempts int) {
-	if d.events.Enabled() {
-		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: true,
-			Attempts: attempts, DurationMS: ms(time.Since(start))})
+func (x *dispatch) finishOK(attempts int) {
+	if x.d.events.Enabled() {
+		x.d.events.PublishFor(x.c.Caller, EventResult, ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: true,
+			Attempts: attempts, DurationMS: ms(time.Since(x.start))})
 	}
 }
 
-func (d *Dispatcher) finish(ctx context.Context, tool *registry.Tool, c Call, start time.Time, derr *DispatchError) *DispatchError {
-	if d.events.Enabled() {
-		d.events.PublishFor(c.Caller, EventResult, ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, Kind: derr.Kind,
-			Attempts: derr.Attempts, DurationMS: ms(time.Since(start)), Cancelled: cancelled(ctx)})
+func (x *dispatch) finish(ctx context.Context, derr *DispatchError) *DispatchError {
+	if x.d.events.Enabled() {
+		x.d.events.PublishFor(x.c.Caller, EventResult, ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Kind: derr.Kind,
+			Attempts: derr.Attempts, DurationMS: ms(time.Since(x.start)), Cancelled: cancelled(ctx)})
 	}
 	return derr
 }
 
-func (d *Dispatcher) emitShared(ctx context.Context, tool *registry.Tool, c Call, o Outcome) {
-	if !d.events.Enabled() {
+// emitShared publishes the result of a keyed call that waited for, or
+// replayed, another call's execution.
+func (x *dispatch) emitShared(ctx context.Context, o Outcome) {
+	if !x.d.events.Enabled() {
 		return
 	}
-	e := ResultEvent{Tool: tool.Name, Key: c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true,
+	e := ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true,
 		Cancelled: o.Err != nil && cancelled(ctx)}
 	if o.Err != nil {
 		e.Kind = o.Err.Kind
 	}
-	d.events.PublishFor(c.Caller, EventResult, e)
+	x.d.events.PublishFor(x.c.Caller, EventResult, e)
 }
 
 func (d *Dispatcher) breakerChanged(tool string, from, to breaker.State) {

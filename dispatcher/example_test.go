@@ -57,7 +57,7 @@ func ExampleDispatcher_GatherBounded() {
 		calls = append(calls, dispatcher.Call{Tool: "double", Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))})
 	}
 	for _, r := range d.GatherBounded(context.Background(), calls, 2) {
-		fmt.Print(string(r.Value), " ")
+		fmt.Print(string(r.Result), " ")
 	}
 	fmt.Println()
 	// Output: 2 4 6 8 10

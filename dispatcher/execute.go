@@ -9,50 +9,50 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/internal/attempt"
-	"github.com/toolhost/toolhost/registry"
 )
 
 // execute is the retry loop: at most MaxAttempts attempts, each admitted by
 // the breaker, drawn from the governor's quotas and charged to the budget;
 // a retry only for a retryable error, when the budget, the caller's
 // deadline and the breaker all allow it.
-func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) Outcome {
-	start := time.Now()
-	b := d.breakers.For(tool.Name)
+func (x *dispatch) execute(ctx context.Context) Outcome {
+	d, c := x.d, x.c
+	x.start = time.Now()
+	x.breaker = d.breakers.For(x.tool.Name)
 	for n := 1; ; n++ {
 		if n > 1 {
 			// A hot reload may have replaced the tool while this call
 			// waited to retry: retry on the version now serving (the old
 			// module closes once its calls in flight return).
-			cur, ok := d.tools.Lookup(tool.Name)
+			cur, ok := d.tools.Lookup(x.tool.Name)
 			if !ok {
-				return failed(d.finish(ctx, tool, c, start, newError(KindNotFound, n-1, nil,
-					"tool %s was removed while its call waited to retry", tool.Name)))
+				return failed(x.finish(ctx, newError(KindNotFound, n-1, nil,
+					"tool %s was removed while its call waited to retry", x.tool.Name)))
 			}
-			tool = cur
+			x.tool = cur
 		}
-		ticket, ok := b.Allow()
+		ticket, ok := x.breaker.Allow()
 		if !ok {
-			return failed(d.finish(ctx, tool, c, start, circuitOpen(tool.Name, n-1, b)))
+			return failed(x.finish(ctx, circuitOpen(x.tool.Name, n-1, x.breaker)))
 		}
 		// The quota is drawn before the slot is taken: a call waiting
 		// for its upstream's tokens must not hold a slot other tools'
 		// calls could use.
-		actx, derr := d.govern(ctx, tool, c, n-1)
+		actx, derr := x.govern(ctx, n-1)
 		if derr != nil {
-			b.Record(ticket, breaker.Ignore)
-			return failed(d.finish(ctx, tool, c, start, derr))
+			x.breaker.Record(ticket, breaker.Ignore)
+			return failed(x.finish(ctx, derr))
 		}
-		slot, derr := d.limits.acquire(actx, tool.Name, n-1)
+		slot, derr := d.limits.acquire(actx, x.tool.Name, n-1)
 		var res json.RawMessage
 		if derr == nil {
-			res, derr = d.attempt(actx, tool, c, n)
+			res, derr = x.attempt(actx, n)
 		}
-		b.Record(ticket, breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < tool.Timeout))
+		x.breaker.Record(ticket, breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < x.tool.Timeout))
 		// Decide and publish while still holding the slot, so that in the
 		// event stream every attempt's end (its retry or result event)
 		// comes before the attempt that takes its slot.
-		delay, final := d.decide(ctx, tool, c, b, start, n, derr)
+		delay, final := x.decide(ctx, n, derr)
 		if slot != nil {
 			d.limits.release(slot)
 		}
@@ -63,7 +63,7 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 			return failed(final)
 		}
 		if !sleep(ctx, delay) {
-			return failed(d.finish(ctx, tool, c, start, derr))
+			return failed(x.finish(ctx, derr))
 		}
 	}
 }
@@ -71,41 +71,42 @@ func (d *Dispatcher) execute(ctx context.Context, tool *registry.Tool, c Call) O
 // decide settles attempt n: on success it publishes the result; on failure
 // it returns the final envelope (published), or the delay before the next
 // attempt (the retry published).
-func (d *Dispatcher) decide(ctx context.Context, tool *registry.Tool, c Call, b *breaker.Breaker, start time.Time, n int, derr *DispatchError) (time.Duration, *DispatchError) {
+func (x *dispatch) decide(ctx context.Context, n int, derr *DispatchError) (time.Duration, *DispatchError) {
+	d, c := x.d, x.c
 	if derr == nil {
-		d.finishOK(tool, c, start, n)
+		x.finishOK(n)
 		return 0, nil
 	}
-	if n >= d.retry.MaxAttempts || !retryable(derr, tool.Idempotent) || ctx.Err() != nil {
-		return 0, d.finish(ctx, tool, c, start, derr)
+	if n >= d.retry.MaxAttempts || !retryable(derr, x.tool.Idempotent) || ctx.Err() != nil {
+		return 0, x.finish(ctx, derr)
 	}
 	if c.Budget != nil && n >= *c.Budget {
-		return 0, d.finish(ctx, tool, c, start, newError(KindBudgetExceeded, n, derr,
+		return 0, x.finish(ctx, newError(KindBudgetExceeded, n, derr,
 			"budget of %d attempts spent; last attempt: %s: %s", *c.Budget, derr.Kind, derr.Message))
 	}
 	delay := d.retry.delay(n, time.Duration(derr.RetryAfterMS)*time.Millisecond, d.rand())
 	if !covers(ctx, delay) {
-		return 0, d.finish(ctx, tool, c, start, derr)
+		return 0, x.finish(ctx, derr)
 	}
-	if b.State() == breaker.Open {
-		return 0, d.finish(ctx, tool, c, start, circuitOpen(tool.Name, n, b))
+	if x.breaker.State() == breaker.Open {
+		return 0, x.finish(ctx, circuitOpen(x.tool.Name, n, x.breaker))
 	}
-	d.emitRetry(tool, c, n, delay, derr)
+	x.emitRetry(n, delay, derr)
 	return delay, nil
 }
 
 // attempt runs the tool once under the per-attempt timeout, which starts
 // now (the caller already holds a concurrency slot), not when the call
 // arrived.
-func (d *Dispatcher) attempt(ctx context.Context, tool *registry.Tool, c Call, n int) (json.RawMessage, *DispatchError) {
-	timeout := d.timeout(tool, c)
+func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *DispatchError) {
+	timeout := x.timeout()
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	actx, stats := attempt.With(actx)
-	d.emitAttempt(tool, c, n, actx)
-	res, err := tool.Handler.Handle(actx, c.Args)
+	x.emitAttempt(n, actx)
+	res, err := x.tool.Handler.Handle(actx, x.c.Args)
 	if err != nil {
-		derr := classify(tool, err, n, actx, ctx, timeout)
+		derr := classify(x.tool, err, n, actx, ctx, timeout)
 		if derr.Kind == KindTimeout && ctx.Err() == nil {
 			derr.starved = hostStarved(stats, timeout)
 		}
@@ -128,11 +129,11 @@ func hostStarved(s *attempt.Stats, timeout time.Duration) bool {
 // timeout is an attempt's timeout: the tool's own, shortened by the
 // caller's, which may lengthen it only as far as the operator's
 // MaxTimeout for the tool allows.
-func (d *Dispatcher) timeout(tool *registry.Tool, c Call) time.Duration {
-	if c.Timeout <= 0 {
-		return tool.Timeout
+func (x *dispatch) timeout() time.Duration {
+	if x.c.Timeout <= 0 {
+		return x.tool.Timeout
 	}
-	return min(c.Timeout, max(tool.Timeout, d.maxTimeout[tool.Name]))
+	return min(x.c.Timeout, max(x.tool.Timeout, x.d.maxTimeout[x.tool.Name]))
 }
 
 // breakerOutcome: only the tool's own failures count against it; bad input,

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/registry"
 )
 
 // Governor is the rate governor the dispatcher consults once per attempt,
@@ -22,11 +21,12 @@ type Governor interface {
 
 // govern is one attempt's governor draw: no governor, no wait. attempts is
 // how many attempts came before, for the envelope.
-func (d *Dispatcher) govern(ctx context.Context, tool *registry.Tool, c Call, attempts int) (context.Context, *DispatchError) {
-	if d.governor == nil {
+func (x *dispatch) govern(ctx context.Context, attempts int) (context.Context, *DispatchError) {
+	if x.d.governor == nil {
 		return ctx, nil
 	}
-	gctx, err := d.governor.Admit(ctx, tool.Name, c.Priority)
+	tool := x.tool
+	gctx, err := x.d.governor.Admit(ctx, tool.Name, x.c.Priority)
 	if err == nil {
 		return gctx, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 
 	"github.com/toolhost/toolhost/idempotency"
-	"github.com/toolhost/toolhost/registry"
 )
 
 // keyed runs a call that carries an idempotency key. The first caller with
@@ -18,8 +17,9 @@ import (
 // Everyone, the leader included, waits for the outcome with their own
 // context. A caller whose context ends stops waiting; when it is the last
 // waiter, the execution is stopped (see leave).
-func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Outcome {
-	fp, err := fingerprint(tool.Name, c.Args)
+func (x *dispatch) keyed(ctx context.Context) Outcome {
+	d, c := x.d, x.c
+	fp, err := fingerprint(x.tool.Name, c.Args)
 	if err != nil {
 		return d.refused(c, newError(KindSchema, 0, err, "arguments are not valid JSON: %v", err))
 	}
@@ -38,7 +38,10 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		return d.refused(c, newError(KindInternal, 0, err, "idempotency store: %v", err))
 	}
 	if claim.Leader() {
-		go d.lead(ctx, tool, c, claim)
+		// The execution gets its own copy of the dispatch: a hot reload
+		// moves its tool on without changing what the waiters report.
+		run := *x
+		go run.lead(ctx, claim)
 	}
 	o, err := claim.Wait(ctx)
 	if errors.Is(err, idempotency.ErrUnavailable) {
@@ -47,19 +50,19 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 		claim.Release()
 		out := failed(storeUnavailable(err))
 		if !claim.Leader() {
-			d.emitShared(ctx, tool, c, out)
+			x.emitShared(ctx, out)
 		}
 		return out
 	}
 	if err != nil {
-		return d.leave(ctx, tool, c, claim)
+		return x.leave(ctx, claim)
 	}
 	out := Outcome{Result: o.Result, Attempts: o.Attempts}
 	if o.Err != nil {
 		out = failed(envelopeOf(o.Err))
 	}
 	if !claim.Leader() {
-		d.emitShared(ctx, tool, c, out)
+		x.emitShared(ctx, out)
 	}
 	return out
 }
@@ -69,15 +72,15 @@ func (d *Dispatcher) keyed(ctx context.Context, tool *registry.Tool, c Call) Out
 // layer below honours the context), so that its record has the attempts
 // actually made. A waiter that leaves while others stay made none of its
 // own: the execution goes on for them, and their records count it.
-func (d *Dispatcher) leave(ctx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) Outcome {
+func (x *dispatch) leave(ctx context.Context, claim idempotency.Claim) Outcome {
 	attempts := 0
 	if claim.Release() {
 		o, _ := claim.Wait(context.WithoutCancel(ctx))
 		attempts = o.Attempts
 	}
-	out := failed(classifyWait(tool.Name, ctx, attempts))
+	out := failed(classifyWait(x.tool.Name, ctx, attempts))
 	if !claim.Leader() {
-		d.emitShared(ctx, tool, c, out)
+		x.emitShared(ctx, out)
 	}
 	return out
 }
@@ -85,7 +88,7 @@ func (d *Dispatcher) leave(ctx context.Context, tool *registry.Tool, c Call, cla
 // lead runs the execution for everyone waiting on the key. It is stopped
 // when its last waiter leaves; a stopped execution's outcome goes only to
 // whoever still waits on it and is never kept for replay.
-func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call, claim idempotency.Claim) {
+func (x *dispatch) lead(callerCtx context.Context, claim idempotency.Claim) {
 	ctx, cancel := detach(callerCtx)
 	defer cancel()
 	// The store says when nobody waits any more; the execution then
@@ -97,7 +100,7 @@ func (d *Dispatcher) lead(callerCtx context.Context, tool *registry.Tool, c Call
 		case <-ctx.Done():
 		}
 	}()
-	o := d.execute(ctx, tool, c)
+	o := x.execute(ctx)
 	abandoned := false
 	select {
 	case <-claim.Abandoned():

@@ -94,8 +94,8 @@ func TestGatherBounded(t *testing.T) {
 				}
 				continue
 			}
-			if r.Err != nil || string(r.Value) != `{"v":1}` {
-				t.Fatalf("result %d: %s, %v (one failure must not cancel siblings)", i, r.Value, r.Err)
+			if r.Err != nil || string(r.Result) != `{"v":1}` {
+				t.Fatalf("result %d: %s, %v (one failure must not cancel siblings)", i, r.Result, r.Err)
 			}
 		}
 		// 9 one-second calls, 3 at a time (the failure takes no time): 3 s.
