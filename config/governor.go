@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 
@@ -60,7 +60,7 @@ type Quota struct {
 }
 
 // Grant is a [grants."MODULE.wasm"] section: what one module's egress may
-// reach (see host.Grant for each field).
+// reach (see toolhostv1.Grant for each field).
 type Grant struct {
 	Hosts            []string
 	Methods          []string
@@ -129,14 +129,14 @@ func (c *Config) GovernorConfig(base governor.Config) governor.Config {
 }
 
 // EgressGrants returns the [grants."MODULE.wasm"] sections for
-// host.Egress.Grants. A nil Config returns nil.
-func (c *Config) EgressGrants() map[string]host.Grant {
+// toolhostv1.Egress.Grants. A nil Config returns nil.
+func (c *Config) EgressGrants() map[string]toolhostv1.Grant {
 	if c == nil || len(c.Grants) == 0 {
 		return nil
 	}
-	out := make(map[string]host.Grant, len(c.Grants))
+	out := make(map[string]toolhostv1.Grant, len(c.Grants))
 	for name, g := range c.Grants {
-		hg := host.Grant{Hosts: slices.Clone(g.Hosts), Methods: slices.Clone(g.Methods), Schemes: slices.Clone(g.Schemes),
+		hg := toolhostv1.Grant{Hosts: slices.Clone(g.Hosts), Methods: slices.Clone(g.Methods), Schemes: slices.Clone(g.Schemes),
 			MaxRequestBytes: int64(g.MaxRequestBytes), MaxResponseBytes: int64(g.MaxResponseBytes),
 			AllowNetworks: slices.Clone(g.AllowNetworks)}
 		if len(g.Headers) > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 )
 
 const governorFile = `[governor]
@@ -72,14 +73,14 @@ func TestParseGovernor(t *testing.T) {
 	g.Close()
 
 	grants := c.EgressGrants()
-	wantGrant := host.Grant{Hosts: []string{"api.github.com", "*.githubusercontent.com", "127.0.0.1:8080"},
+	wantGrant := toolhostv1.Grant{Hosts: []string{"api.github.com", "*.githubusercontent.com", "127.0.0.1:8080"},
 		Methods: []string{"GET", "POST"}, Schemes: []string{"https", "http"}, MaxRequestBytes: 64 << 10, MaxResponseBytes: 2 << 20,
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 		Headers:       map[string]map[string]string{"api.github.com": {"Authorization": "Bearer ghp_example", "X-GitHub-Api-Version": "2022-11-28"}}}
-	if !reflect.DeepEqual(grants, map[string]host.Grant{"fetch.wasm": wantGrant}) {
+	if !reflect.DeepEqual(grants, map[string]toolhostv1.Grant{"fetch.wasm": wantGrant}) {
 		t.Fatalf("EgressGrants:\n got %+v\nwant %+v", grants["fetch.wasm"], wantGrant)
 	}
-	rt, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: host.Egress{Grants: grants}})
+	rt, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: toolhostv1.Egress{Grants: grants}})
 	if err != nil {
 		t.Fatalf("host.New refuses the parsed grants: %v", err)
 	}
@@ -160,7 +161,7 @@ func TestGovernorDocExamples(t *testing.T) {
 			continue
 		}
 		g.Close()
-		rt, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: host.Egress{Grants: c.EgressGrants()}})
+		rt, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: toolhostv1.Egress{Grants: c.EgressGrants()}})
 		if err != nil {
 			t.Errorf("governor example %d: %v", i+1, err)
 			continue

@@ -163,7 +163,7 @@ func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bo
 }
 
 // egressRefused is an error the host returns for a call during which it
-// refused one of the tool's egress requests (*host.EgressRefusedError).
+// refused one of the tool's egress requests (*toolhostv1.EgressRefusedError).
 type egressRefused interface {
 	EgressRefusal() *abi.EgressError
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/toolhost/toolhost/registry"
 )
 
-// refusedErr stands for host.EgressRefusedError: the guest's own error,
+// refusedErr stands for toolhostv1.EgressRefusedError: the guest's own error,
 // after the host refused one of its egress requests.
 type refusedErr struct{ err error }
 

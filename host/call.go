@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/attempt"
 )
 
@@ -26,15 +27,16 @@ import (
 //   - an error wrapping ctx's error when ctx ended first (the instance is
 //     stopped: WithCloseOnContextDone for code, sleeper for sleeps);
 //   - *Fault: the guest trapped, exited, or broke the ABI;
-//   - any of these wrapped in an *EgressRefusedError when the host refused
+//   - any of these wrapped in a *toolhostv1.EgressRefusedError when the host refused
 //     one of the call's egress requests.
 //
 // Call never panics on guest behaviour.
 func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
-	ctx, ec := m.egressState(ctx)
+	tc := m.rt.grants.Call(moduleName(m.Path))
+	ctx = toolhostv1.WithCall(ctx, tc)
 	attempt.From(ctx).Enter()
 	res, err := m.call(ctx, tool, args, lim)
-	return res, ec.blame(err)
+	return res, tc.Blame(err)
 }
 
 func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {

@@ -12,6 +12,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/wasmcheck"
 )
 
 // Module is a compiled, checked tool module and its manifest. It is
@@ -89,8 +91,8 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
 	// Checked before wazero decodes it: a few hostile bytes can make its
-	// decoder allocate without bound (see checkModule).
-	checked, err := checkModule(wasm)
+	// decoder allocate without bound (see wasmcheck.Check).
+	checked, err := wasmcheck.Check(wasm)
 	if err != nil {
 		return fail(err, "%v", err)
 	}
@@ -192,7 +194,7 @@ func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
 func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instance) error) error {
 	ctx, cancel := context.WithTimeout(ctx, m.rt.cfg.DescribeTimeout)
 	defer cancel()
-	ctx = context.WithValue(ctx, egressKey{}, &egressCall{module: moduleName(m.Path), loading: true})
+	ctx = toolhostv1.WithCall(ctx, toolhostv1.Loading(moduleName(m.Path)))
 	inst, err := m.instantiate(ctx, m.rt.cfg.Limits, discard{})
 	if err != nil {
 		// Instantiating also links imports and copies data segments: name
@@ -235,7 +237,7 @@ func (m *Module) Close(ctx context.Context) error {
 // them, but every request it makes is refused; without the imports a
 // grant gives it nothing to call.
 func (m *Module) OpenWorld() bool {
-	if g := m.rt.egress.grants[moduleName(m.Path)]; g == nil || len(g.hosts) == 0 {
+	if !m.rt.grants.OpenWorld(moduleName(m.Path)) {
 		return false
 	}
 	for _, imp := range m.compiled.ImportedFunctions() {
@@ -244,4 +246,12 @@ func (m *Module) OpenWorld() bool {
 		}
 	}
 	return false
+}
+
+// moduleName is the file name egress grants are keyed by.
+func moduleName(path string) string {
+	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
+		return path[i+1:]
+	}
+	return path
 }

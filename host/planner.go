@@ -5,6 +5,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 )
 
 // Planner is a planner module: WebAssembly exporting toolhost_plan (see
@@ -66,7 +67,7 @@ func (p *Planner) Plan(ctx context.Context, input []byte) ([]byte, error) {
 	const who = "planner"
 	m := p.m
 	lim := m.rt.cfg.Limits
-	ctx = m.withEgress(ctx)
+	ctx = toolhostv1.WithCall(ctx, m.rt.grants.Call(moduleName(m.Path)))
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(who, out)
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 )
 
 // Defaults for Config fields left at zero.
@@ -42,8 +42,8 @@ type Config struct {
 	// Logger receives guest output and load progress; nil means slog.Default.
 	Logger *slog.Logger
 	// Egress grants modules outbound HTTP through the toolhost_v1 host
-	// functions (see Egress); the zero value grants nothing.
-	Egress Egress
+	// functions (see toolhostv1.Egress); the zero value grants nothing.
+	Egress toolhostv1.Egress
 	// Compile bounds compiling each module (see CompileLimits); the zero
 	// value compiles in this process, without bounds.
 	Compile CompileLimits
@@ -58,13 +58,13 @@ type Runtime struct {
 	guard    *cacheGuard // nil when there is no file cache
 	cfg      Config
 	logger   *slog.Logger
-	egress   *egress
+	grants   *toolhostv1.Grants
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
 // compilation cache, WithCloseOnContextDone always on (a call's deadline
-// stops guest code even in a hot loop), and WASI preview 1 instantiated
-// once for every module to import.
+// stops guest code even in a hot loop), and WASI preview 1 and
+// toolhost_v1 instantiated once for every module to import.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	cfg.Limits = cfg.Limits.withDefaults(Limits{})
 	if cfg.DescribeTimeout <= 0 {
@@ -74,9 +74,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	eg, err := newEgress(cfg.Egress)
+	grants, err := toolhostv1.NewGrants(cfg.Egress)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("host: %w", err)
 	}
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
 	cache, cacheDir, err := openCache(cfg.CacheDir)
@@ -97,11 +97,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating WASI: %w", err)
 	}
-	if err := eg.instantiate(ctx, rt); err != nil {
+	if _, err := toolhostv1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
-		return nil, fmt.Errorf("host: instantiating %s: %w", abi.ImportModule, err)
+		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, egress: eg}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -186,7 +186,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
-	r.egress.close()
+	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {
 		if cerr := r.cache.Close(ctx); err == nil {

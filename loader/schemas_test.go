@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/testwasm"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/transport"
@@ -64,7 +65,7 @@ func TestLoadedSchemasAreServedAsObjects(t *testing.T) {
 	}
 
 	rt, err := host.New(ctx, host.Config{CacheDir: filepath.Join(os.TempDir(), "toolhost-test-cache"), Logger: slog.New(slog.DiscardHandler),
-		Egress: host.Egress{Grants: map[string]host.Grant{"fixture-egress.wasm": {Hosts: []string{"example.com"}}}}})
+		Egress: toolhostv1.Egress{Grants: map[string]toolhostv1.Grant{"fixture-egress.wasm": {Hosts: []string{"example.com"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestHostileUnknownImport(t *testing.T) {
 // TestHostileNotWasm: files that are not WebAssembly at all, or whose
 // header is right and the rest a trap for the decoder. The 15-byte
 // data-count bomb used to kill the whole process (wazero allocated 224 GB
-// for it; see host.checkModule); now it is a load error like the others.
+// for it; see wasmcheck.Check); now it is a load error like the others.
 func TestHostileNotWasm(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(6, 6))
 	noise := make([]byte, 1<<20)
@@ -142,7 +142,7 @@ func TestHostileNotWasm(t *testing.T) {
 // cap. A module declaring two tables of 2^27 entries asked for 4 GiB per
 // instance; a guest growing a table without a maximum got 2 GiB in one
 // table.grow. Both found by this suite; the host now caps tables at
-// host.MaxTableEntries and fixes a table without a maximum at its size.
+// wasmcheck.MaxTableEntries and fixes a table without a maximum at its size.
 func TestHostileTables(t *testing.T) {
 	t.Run("huge-at-start", func(t *testing.T) {
 		hostile(t, rigConfig{}, func(r *rig) {

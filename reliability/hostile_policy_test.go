@@ -14,6 +14,7 @@ import (
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/testwasm"
 	"github.com/toolhost/toolhost/loader"
 )
@@ -59,8 +60,8 @@ func TestHostileEgressDenialsKeepBreakerClosed(t *testing.T) {
 	defer upstream.Close()
 	ctx := context.Background()
 	wasm := testwasm.Go(t, "./host/testdata/egress")
-	rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler), Egress: host.Egress{
-		Grants: map[string]host.Grant{filepath.Base(wasm): {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"},
+	rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler), Egress: toolhostv1.Egress{
+		Grants: map[string]toolhostv1.Grant{filepath.Base(wasm): {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"},
 			AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}})
 	if err != nil {
 		t.Fatal(err)

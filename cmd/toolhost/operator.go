@@ -11,6 +11,7 @@ import (
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -57,7 +58,7 @@ func newOperator(path string, bus *events.Bus, shared func(*config.Config, gover
 // and egress by its grants, drawing on its governor.
 func (o *operator) hostConfig(cacheDir string, logger *slog.Logger) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
-		Egress: host.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits()}
+		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits()}
 }
 
 // compileLimits compiles each module in a child process, this executable

@@ -1,4 +1,4 @@
-package host
+package toolhostv1
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package host
+package toolhostv1
 
 import (
 	"context"
@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 
@@ -100,17 +97,21 @@ type hostHeaders struct {
 	header  http.Header
 }
 
-// egress is the runtime's compiled egress configuration.
-type egress struct {
+// Grants are an Egress configuration checked and ready: each module's
+// grant with its HTTP client. Safe for concurrent use.
+type Grants struct {
 	grants map[string]*grant
 }
 
-func newEgress(cfg Egress) (*egress, error) {
-	e := &egress{grants: make(map[string]*grant, len(cfg.Grants))}
+// NewGrants checks every grant of cfg (host patterns, methods, schemes,
+// headers, networks) and builds its HTTP client. An error names the
+// module whose grant is wrong and what is wrong with it.
+func NewGrants(cfg Egress) (*Grants, error) {
+	e := &Grants{grants: make(map[string]*grant, len(cfg.Grants))}
 	for _, module := range slices.Sorted(maps.Keys(cfg.Grants)) {
 		g, err := compileGrant(module, cfg.Grants[module], cfg.Governor)
 		if err != nil {
-			return nil, fmt.Errorf("host: egress grant for %s: %w", module, err)
+			return nil, fmt.Errorf("egress grant for %s: %w", module, err)
 		}
 		e.grants[module] = g
 	}
@@ -213,97 +214,18 @@ func (g *grant) headersFor(host, port string) http.Header {
 	return nil
 }
 
-// instantiate registers the toolhost_v1 host module in rt. Every module
-// may import it; what a call may do is decided per call, from the grant of
-// the module making it (see Module.Call).
-func (e *egress) instantiate(ctx context.Context, rt wazero.Runtime) error {
-	i32 := api.ValueTypeI32
-	_, err := rt.NewHostModuleBuilder(abi.ImportModule).
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(httpRequest), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("req_ptr", "req_len").Export(abi.ImportHTTPRequest).
-		NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(httpResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
-		WithParameterNames("buf_ptr", "buf_len").Export(abi.ImportHTTPResponse).
-		Instantiate(ctx)
-	return err
+// OpenWorld reports whether module (a file name, as grants are keyed)
+// has a grant that reaches at least one host.
+func (e *Grants) OpenWorld(module string) bool {
+	g := e.grants[module]
+	return g != nil && len(g.hosts) > 0
 }
 
-func (e *egress) close() {
+// Close closes the idle connections of every grant's client.
+func (e *Grants) Close() {
 	for _, g := range e.grants {
 		g.tr.CloseIdleConnections()
 	}
-}
-
-// egressCall is one tool call's egress state, carried in its context.
-type egressCall struct {
-	module  string
-	grant   *grant           // nil: the module has no grant
-	loading bool             // describe, not a call: no egress
-	pending []byte           // the last result JSON, until http_response copies it
-	refused *abi.EgressError // the first request the host refused, if any
-}
-
-// EgressRefusedError is a failed call during which the host refused one
-// of the tool's egress requests: the grant did not allow it, it was
-// malformed, or the rate governor could not grant it in time. Such a
-// failure is the caller's or the operator's doing, not the tool's (a
-// client could otherwise open a granted tool's circuit breaker by asking
-// it for URLs it may not fetch), so the dispatcher does not count it
-// against the tool. Err is the call's own error (an *abi.Error or a
-// *Fault), reachable with errors.As.
-type EgressRefusedError struct {
-	Err     error
-	Refusal *abi.EgressError
-}
-
-func (e *EgressRefusedError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the call's own error.
-func (e *EgressRefusedError) Unwrap() error { return e.Err }
-
-// EgressRefusal returns the first egress request the host refused.
-func (e *EgressRefusedError) EgressRefusal() *abi.EgressError { return e.Refusal }
-
-// blame wraps a failed call's error in an *EgressRefusedError when the
-// host refused one of its requests.
-func (c *egressCall) blame(err error) error {
-	if err == nil || c.refused == nil {
-		return err
-	}
-	return &EgressRefusedError{Err: err, Refusal: c.refused}
-}
-
-// refusal reports whether the host, not the network or the upstream,
-// turned a request down.
-func refusal(e *abi.EgressError) bool {
-	switch e.Kind {
-	case abi.EgressDenied, abi.EgressInvalid, abi.EgressRateLimited:
-		return true
-	}
-	return false
-}
-
-type egressKey struct{}
-
-// withEgress returns ctx carrying a fresh egress state for one call of m.
-func (m *Module) withEgress(ctx context.Context) context.Context {
-	ctx, _ = m.egressState(ctx)
-	return ctx
-}
-
-// egressState is withEgress that also returns the state, to read after
-// the call.
-func (m *Module) egressState(ctx context.Context) (context.Context, *egressCall) {
-	name := moduleName(m.Path)
-	c := &egressCall{module: name, grant: m.rt.egress.grants[name]}
-	return context.WithValue(ctx, egressKey{}, c), c
-}
-
-// moduleName is the file name grants are keyed by.
-func moduleName(path string) string {
-	if i := strings.LastIndexAny(path, `/\`); i >= 0 {
-		return path[i+1:]
-	}
-	return path
 }
 
 // validToken reports whether m is an HTTP token (a method or header name).

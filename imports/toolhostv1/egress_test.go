@@ -1,10 +1,11 @@
-package host_test
+package toolhostv1_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
@@ -26,14 +28,21 @@ var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 // egressModule loads the egress test module in a runtime of its own whose
 // grant for it is g (nil: no grant).
-func egressModule(t *testing.T, g *host.Grant, gov host.EgressGovernor) *host.Module {
+func egressModule(t *testing.T, g *toolhostv1.Grant, gov toolhostv1.EgressGovernor) *host.Module {
 	t.Helper()
 	path := testwasm.Go(t, "./host/testdata/egress")
-	eg := host.Egress{Governor: gov}
+	eg := toolhostv1.Egress{Governor: gov}
 	if g != nil {
-		eg.Grants = map[string]host.Grant{filepath.Base(path): *g}
+		eg.Grants = map[string]toolhostv1.Grant{filepath.Base(path): *g}
 	}
-	rt := newRuntime(t, host.Config{Egress: eg})
+	// A cache of this package's own beside the built fixture: compiling
+	// the Go fixture takes about 1 s (15 s under -race) per runtime.
+	rt, err := host.New(context.Background(), host.Config{Egress: eg, Logger: slog.New(slog.DiscardHandler),
+		CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache-toolhostv1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	m, err := rt.LoadFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +51,8 @@ func egressModule(t *testing.T, g *host.Grant, gov host.EgressGovernor) *host.Mo
 }
 
 // loopbackGrant grants http to 127.0.0.1 and its addresses.
-func loopbackGrant() *host.Grant {
-	return &host.Grant{Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"}, AllowNetworks: loopback}
+func loopbackGrant() *toolhostv1.Grant {
+	return &toolhostv1.Grant{Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"}, AllowNetworks: loopback}
 }
 
 type fetchResult struct {
@@ -116,19 +125,19 @@ func TestEgressDenied(t *testing.T) {
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	tests := []struct {
 		name  string
-		grant *host.Grant
+		grant *toolhostv1.Grant
 		args  map[string]any
 		want  []string
 	}{
 		{"no grant", nil, map[string]any{"url": srv.URL}, []string{"grant module", "has no egress grant", "[grants."}},
 		{"host", loopbackGrant(), map[string]any{"url": "http://localhost:" + port + "/"}, []string{"grant hosts", "localhost:" + port, "hosts: 127.0.0.1"}},
 		{"method", loopbackGrant(), map[string]any{"method": "DELETE", "url": srv.URL}, []string{"grant methods", "DELETE", "GET, HEAD"}},
-		{"scheme", &host.Grant{Hosts: []string{"127.0.0.1"}, AllowNetworks: loopback}, map[string]any{"url": srv.URL}, []string{"grant schemes", `"http"`}},
-		{"request size", &host.Grant{Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"}, Methods: []string{"POST"}, MaxRequestBytes: 4, AllowNetworks: loopback},
+		{"scheme", &toolhostv1.Grant{Hosts: []string{"127.0.0.1"}, AllowNetworks: loopback}, map[string]any{"url": srv.URL}, []string{"grant schemes", `"http"`}},
+		{"request size", &toolhostv1.Grant{Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"}, Methods: []string{"POST"}, MaxRequestBytes: 4, AllowNetworks: loopback},
 			map[string]any{"method": "POST", "url": srv.URL, "body": "12345"}, []string{"grant max_request_bytes", "5 bytes", "4 bytes"}},
 		// The name is granted, but it resolves to a loopback address,
 		// which is not: the dialled address is what counts.
-		{"private address", &host.Grant{Hosts: []string{"localhost"}, Schemes: []string{"http"}},
+		{"private address", &toolhostv1.Grant{Hosts: []string{"localhost"}, Schemes: []string{"http"}},
 			map[string]any{"url": "http://localhost:" + port + "/"}, []string{"grant allow_networks", "a loopback address"}},
 	}
 	for _, tc := range tests {
@@ -275,7 +284,7 @@ func TestEgressInjectedHeaderInvisible(t *testing.T) {
 		}
 		fmt.Fprint(w, "ok")
 	})
-	g := &host.Grant{Hosts: []string{"127.0.0.1", "localhost"}, Schemes: []string{"http"}, AllowNetworks: loopback,
+	g := &toolhostv1.Grant{Hosts: []string{"127.0.0.1", "localhost"}, Schemes: []string{"http"}, AllowNetworks: loopback,
 		Headers: map[string]map[string]string{"127.0.0.1": {"Authorization": secret, "X-Api-Key": "k-123"}}}
 	m := egressModule(t, g, nil)
 	_, raw, err := fetch(t, context.Background(), m, map[string]any{"url": srv.URL + "/",
@@ -304,13 +313,13 @@ func TestEgressInjectedHeaderInvisible(t *testing.T) {
 // A module importing toolhost_v1 loads without a grant; a bad grant is a
 // clear error at New.
 func TestEgressGrantErrors(t *testing.T) {
-	for _, g := range []host.Grant{
+	for _, g := range []toolhostv1.Grant{
 		{Hosts: []string{"https://x.com"}},
 		{Hosts: []string{"x.com"}, Methods: []string{"GE T"}},
 		{Hosts: []string{"x.com"}, Schemes: []string{"ftp"}},
 		{Hosts: []string{"x.com"}, Headers: map[string]map[string]string{"x.com": {"Host": "y"}}},
 	} {
-		_, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: host.Egress{Grants: map[string]host.Grant{"m.wasm": g}}})
+		_, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: toolhostv1.Egress{Grants: map[string]toolhostv1.Grant{"m.wasm": g}}})
 		if err == nil || !strings.Contains(err.Error(), "egress grant for m.wasm") {
 			t.Errorf("grant %+v: err %v", g, err)
 		}

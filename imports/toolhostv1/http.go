@@ -1,4 +1,4 @@
-package host
+package toolhostv1
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ import (
 // It never traps: every failure is an HTTPResponse with an error.
 func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	call, _ := ctx.Value(egressKey{}).(*egressCall)
+	call := callFrom(ctx)
 	if call == nil {
 		stack[0] = api.EncodeI32(-1)
 		return
@@ -61,7 +61,7 @@ func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
 //	              outside memory.
 func httpResponse(ctx context.Context, mod api.Module, stack []uint64) {
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
-	call, _ := ctx.Value(egressKey{}).(*egressCall)
+	call := callFrom(ctx)
 	if call == nil || call.pending == nil {
 		stack[0] = api.EncodeI32(-1)
 		return
@@ -75,7 +75,7 @@ func httpResponse(ctx context.Context, mod api.Module, stack []uint64) {
 }
 
 // hold encodes the result and keeps it for http_response.
-func hold(call *egressCall, resp *abi.HTTPResponse, eerr *abi.EgressError) []byte {
+func hold(call *Call, resp *abi.HTTPResponse, eerr *abi.EgressError) []byte {
 	if eerr != nil {
 		resp = &abi.HTTPResponse{Error: eerr}
 		if call.refused == nil && refusal(eerr) {
@@ -92,7 +92,7 @@ func hold(call *egressCall, resp *abi.HTTPResponse, eerr *abi.EgressError) []byt
 
 // do performs one request for the call's module, as far as its grant
 // allows.
-func (c *egressCall) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.EgressError) {
+func (c *Call) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.EgressError) {
 	g := c.grant
 	if g == nil {
 		return nil, &abi.EgressError{Kind: abi.EgressDenied, Grant: "module", Message: fmt.Sprintf(

@@ -1,4 +1,4 @@
-package host_test
+package toolhostv1_test
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 )
 
 // A call that fails because the host refused its egress (a host the grant
 // does not name, a malformed request) says so with an
-// *host.EgressRefusedError around the guest's error, so the dispatcher can
+// *toolhostv1.EgressRefusedError around the guest's error, so the dispatcher can
 // keep it off the tool's breaker; a call that failed for the upstream's
 // own reasons (here: nothing listening) does not.
 func TestEgressRefusedCallIsMarked(t *testing.T) {
@@ -32,7 +32,7 @@ func TestEgressRefusedCallIsMarked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := fetch(t, context.Background(), m, map[string]any{"url": tc.url})
-			var re *host.EgressRefusedError
+			var re *toolhostv1.EgressRefusedError
 			got := errors.As(err, &re)
 			if got != (tc.refused != "") || got && re.EgressRefusal().Kind != tc.refused {
 				t.Fatalf("err %v (%T); want a refusal of kind %q: %v", err, err, tc.refused, got)

@@ -25,6 +25,7 @@ import (
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/loader"
 )
 
@@ -251,7 +252,7 @@ func toolhost(ctx context.Context, o Options, gov *governor.Governor) (*dispatch
 	if err := os.WriteFile(filepath.Join(dir, "egress.wasm"), b, 0o644); err != nil {
 		return nil, nil, err
 	}
-	eg := host.Egress{Grants: map[string]host.Grant{"egress.wasm": {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"},
+	eg := toolhostv1.Egress{Grants: map[string]toolhostv1.Grant{"egress.wasm": {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"},
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}
 	if gov != nil {
 		eg.Governor = gov

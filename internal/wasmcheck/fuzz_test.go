@@ -1,4 +1,4 @@
-package host
+package wasmcheck
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-// FuzzCheckModule feeds arbitrary bytes through checkModule and, when it
-// accepts them, through wazero's decoder and validator: checkModule never
+// FuzzCheckModule feeds arbitrary bytes through Check and, when it
+// accepts them, through wazero's decoder and validator: Check never
 // panics, is idempotent on what it returns, and what it lets through never
 // makes wazero allocate more than a small multiple of the input (a miss
 // here was a process-killing allocation). The seed corpus is in
@@ -21,12 +21,12 @@ func FuzzCheckModule(f *testing.F) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	f.Cleanup(func() { rt.Close(ctx) })
 	f.Fuzz(func(t *testing.T, wasm []byte) {
-		out, err := checkModule(wasm)
+		out, err := Check(wasm)
 		if err != nil {
 			return
 		}
-		if again, err := checkModule(out); err != nil || !bytes.Equal(again, out) {
-			t.Fatalf("checkModule is not idempotent on % x: % x, %v", out, again, err)
+		if again, err := Check(out); err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("Check is not idempotent on % x: % x, %v", out, again, err)
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

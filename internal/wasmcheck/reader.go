@@ -1,9 +1,9 @@
-package host
+package wasmcheck
 
 import "math"
 
 // wreader reads one section (or one function body) of a module binary for
-// checkModule. Every read is bounded by b; running past its end is an error.
+// Check. Every read is bounded by b; running past its end is an error.
 type wreader struct {
 	b   []byte
 	off int

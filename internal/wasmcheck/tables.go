@@ -1,8 +1,8 @@
-package host
+package wasmcheck
 
 import "fmt"
 
-// tableSection is a module's table section as checkModule read it, so that
+// tableSection is a module's table section as Check read it, so that
 // apply can rewrite the tables' limits.
 type tableSection struct {
 	head, end int    // the whole section (id byte to last byte) in the module

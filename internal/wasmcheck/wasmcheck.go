@@ -1,4 +1,9 @@
-package host
+// Package wasmcheck reads an untrusted WebAssembly binary's structure
+// before wazero decodes it (see Check), so that a few hostile bytes cannot
+// make the decoder allocate without bound, and caps what every instance
+// of the module would allocate on the host outside its linear memory. It
+// knows the binary format, not wazero's API, tools or policy.
+package wasmcheck
 
 import (
 	"errors"
@@ -18,7 +23,7 @@ const (
 	MaxLocals = 50000
 )
 
-// checkModule reads a module's binary structure before wazero decodes it,
+// Check reads a module's binary structure before wazero decodes it,
 // for two reasons.
 //
 // wazero's decoder sizes its slices from the counts a module declares, before
@@ -39,7 +44,7 @@ const (
 // The grammar is wazero's (WebAssembly 2.0 with its extensions), read only
 // as deep as the counts and tables lie. Anything this does not recognise,
 // wazero would refuse at the same byte.
-func checkModule(wasm []byte) ([]byte, error) {
+func Check(wasm []byte) ([]byte, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return wasm, nil // wazero says what is wrong with the header
 	}
@@ -84,7 +89,7 @@ func checkModule(wasm []byte) ([]byte, error) {
 
 var errMalformed = errors.New("not a valid WebAssembly module")
 
-// bad is a structural error: checkModule prefixes it with errMalformed and
+// bad is a structural error: Check prefixes it with errMalformed and
 // the section's name.
 func bad(format string, args ...any) error { return fmt.Errorf(format, args...) }
 

@@ -1,4 +1,4 @@
-package host
+package wasmcheck
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // TestCheckModuleBombs: counts that would make wazero's decoder allocate
 // gigabytes are refused before it runs, each within a few kilobytes of
-// allocation. Without checkModule, the first of these kills the process
+// allocation. Without Check, the first of these kills the process
 // ("fatal error: runtime: out of memory": 224 GB for the data segments).
 func TestCheckModuleBombs(t *testing.T) {
 	cases := []struct {
@@ -66,10 +66,10 @@ func TestCheckModuleBombs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			out, err := checkModule(tc.wasm)
+			out, err := Check(tc.wasm)
 			runtime.ReadMemStats(&after)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("checkModule = %d bytes, %v; want an error containing %q", len(out), err, tc.want)
+				t.Fatalf("Check = %d bytes, %v; want an error containing %q", len(out), err, tc.want)
 			}
 			if tc.name != "locals" && !errors.Is(err, errMalformed) {
 				t.Errorf("%v does not wrap errMalformed", err)
@@ -83,12 +83,16 @@ func TestCheckModuleBombs(t *testing.T) {
 
 // TestCheckModuleValid: the repository's modules, Go and hand-written,
 // pass; a Go module's table (which has no maximum) is fixed at its size;
-// and what checkModule returns compiles and is checked unchanged.
+// and what Check returns compiles and is checked unchanged.
 func TestCheckModuleValid(t *testing.T) {
 	paths := []string{testwasm.Go(t, "./host/testdata/misbehave"), testwasm.Go(t, "./tools-src/text")}
-	wats, _ := filepath.Glob(filepath.Join("testdata", "wat", "*.wat"))
+	// The host's WAT fixtures: every shape of module the host loads.
+	wats, _ := filepath.Glob(filepath.Join("..", "..", "host", "testdata", "wat", "*.wat"))
+	if len(wats) == 0 {
+		t.Fatal("no WAT fixtures found in host/testdata/wat")
+	}
 	for _, w := range wats {
-		paths = append(paths, testwasm.WAT(t, filepath.ToSlash(filepath.Join("host", w))))
+		paths = append(paths, testwasm.WAT(t, "host/testdata/wat/"+filepath.Base(w)))
 	}
 	ctx := context.Background()
 	// The interpreter decodes and validates as the compiler does, in a
@@ -100,7 +104,7 @@ func TestCheckModuleValid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := checkModule(wasm)
+		out, err := Check(wasm)
 		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
 			continue
@@ -108,7 +112,7 @@ func TestCheckModuleValid(t *testing.T) {
 		if _, err := rt.CompileModule(ctx, out); err != nil {
 			t.Errorf("%s: the checked module does not compile: %v", filepath.Base(p), err)
 		}
-		if again, err := checkModule(out); err != nil || !bytes.Equal(again, out) {
+		if again, err := Check(out); err != nil || !bytes.Equal(again, out) {
 			t.Errorf("%s: checking the checked module changed it again (%v)", filepath.Base(p), err)
 		}
 		if strings.Contains(p, "misbehave") && len(out) == len(wasm) {
@@ -146,7 +150,7 @@ func TestCheckModuleTables(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := checkModule(tc.in)
+			out, err := Check(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) || errors.Is(err, errMalformed) {
 					t.Fatalf("err = %v; want a limit error containing %q", err, tc.err)
@@ -158,7 +162,7 @@ func TestCheckModuleTables(t *testing.T) {
 				want = tc.in
 			}
 			if err != nil || !bytes.Equal(out, want) {
-				t.Fatalf("checkModule = % x, %v; want % x", out, err, want)
+				t.Fatalf("Check = % x, %v; want % x", out, err, want)
 			}
 		})
 	}
@@ -192,9 +196,9 @@ func TestCheckModuleHostMemory(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := checkModule(tc.wasm)
+			_, err := Check(tc.wasm)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "over the host's limit of 16 MiB") {
-				t.Fatalf("checkModule(%d bytes) = %v; want a host-memory refusal naming %q", len(tc.wasm), err, tc.want)
+				t.Fatalf("Check(%d bytes) = %v; want a host-memory refusal naming %q", len(tc.wasm), err, tc.want)
 			}
 			if errors.Is(err, errMalformed) {
 				t.Errorf("%v: a valid module over a limit is not malformed", err)
@@ -203,7 +207,7 @@ func TestCheckModuleHostMemory(t *testing.T) {
 	}
 	// Just under the limit loads: the cap is a budget, not a ban.
 	under := module(types, funcs, cat([]byte{6}, vec(MaxHostBytes/hostBytesPerGlobal, 0x7f, 1, 0x41, 0, 0x0b)), code)
-	if _, err := checkModule(under); err != nil {
+	if _, err := Check(under); err != nil {
 		t.Fatalf("globals within the budget: %v", err)
 	}
 }
