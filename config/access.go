@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/toolhost/toolhost/access"
 )
 
@@ -169,12 +167,12 @@ func (p *checker) failRule(path []string, i int, key, format string, args ...any
 func (p *checker) rulePos(path []string, i int, key string) keyPos {
 	elem := concat(path, []string{elemKey(i)})
 	if key != "" {
-		if pos, ok := p.keys[toml.Key(concat(elem, []string{key})).String()]; ok {
+		if pos, ok := p.keys[keyString(concat(elem, []string{key}))]; ok {
 			return pos
 		}
 	}
-	if pos, ok := p.keys[toml.Key(elem).String()]; ok {
+	if pos, ok := p.keys[keyString(elem)]; ok {
 		return pos
 	}
-	return p.keys[toml.Key(path).String()]
+	return p.keys[keyString(path)]
 }

@@ -3,7 +3,7 @@
 // concurrency, circuit breaker settings, memory and output limits), and the
 // server-wide defaults for them.
 //
-// The file is TOML, parsed with github.com/BurntSushi/toml. docs/CONFIG.md
+// The file is TOML, parsed with github.com/pelletier/go-toml/v2. docs/CONFIG.md
 // describes every key. A minimal file:
 //
 //	[dispatch]

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
@@ -234,7 +232,7 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 			p.fail(qp, "quota name %q must match ^[A-Za-z0-9_.-]{1,128}$", truncate(name))
 			continue
 		}
-		qt := p.table(qp, t[name], "["+toml.Key(qp).String()+"]")
+		qt := p.table(qp, t[name], "["+keyString(qp)+"]")
 		if qt == nil {
 			continue
 		}
@@ -245,7 +243,7 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 			field{"burst", func(path []string, v any) { p.count(path, v, &q.Burst) }},
 			field{"hosts", func(path []string, v any) { q.Hosts = p.hostPatterns(path, v) }},
 			field{"tools", func(path []string, v any) {
-				tt := p.table(path, v, "["+toml.Key(path).String()+"]")
+				tt := p.table(path, v, "["+keyString(path)+"]")
 				for _, tool := range slices.Sorted(maps.Keys(tt)) {
 					tp := concat(path, []string{tool})
 					if !abi.ValidToolName(tool) {
@@ -304,7 +302,7 @@ func (p *checker) grantsSection(path []string, v any, c *Config) {
 			p.fail(gp, "%q is not a module file name: grants are keyed by the .wasm file's name in the plugins folder, as in [grants.\"fetch.wasm\"]", truncate(module))
 			continue
 		}
-		gt := p.table(gp, t[module], "["+toml.Key(gp).String()+"]")
+		gt := p.table(gp, t[module], "["+keyString(gp)+"]")
 		if gt == nil {
 			continue
 		}
@@ -341,14 +339,14 @@ func (p *checker) grantsSection(path []string, v any, c *Config) {
 			}},
 			field{"allow_networks", func(path []string, v any) { g.AllowNetworks = p.networks(path, v) }},
 			field{"headers", func(path []string, v any) {
-				ht := p.table(path, v, "["+toml.Key(path).String()+".\"HOST\"]")
+				ht := p.table(path, v, "["+keyString(path)+".\"HOST\"]")
 				for _, h := range slices.Sorted(maps.Keys(ht)) {
 					hp := concat(path, []string{h})
 					if _, err := hostmatch.Parse(h); err != nil {
 						p.fail(hp, "%v", err)
 						continue
 					}
-					kv := p.table(hp, ht[h], "["+toml.Key(hp).String()+"]")
+					kv := p.table(hp, ht[h], "["+keyString(hp)+"]")
 					for _, name := range slices.Sorted(maps.Keys(kv)) {
 						s, ok := p.secret(concat(hp, []string{name}), kv[name])
 						if !ok {

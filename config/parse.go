@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/BurntSushi/toml"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
@@ -20,24 +20,25 @@ import (
 
 // parse turns src into a Config, or the first (nearest the top) *Error.
 //
-// BurntSushi/toml parses the syntax (its ParseError carries the line). The
-// generic tree it yields is then checked against the schema below, rather
-// than decoded into tagged structs, because struct decoding matches keys
-// case-insensitively (Timeout = "1s" would pass, and with timeout beside it
-// one of the two would win at random), reports type mismatches as plain
-// errors in its own words, and stops at the first one in map order.
+// go-toml parses the syntax (see decode). The generic tree it yields is
+// then checked against the schema below, rather than decoded into tagged
+// structs, because struct decoding matches keys case-insensitively
+// (Timeout = "1s" would pass, and with timeout beside it one of the two
+// would win), reports type mismatches as plain errors in its own words, and
+// stops at the first one.
 func parse(name, src string) (*Config, error) {
-	src = strings.TrimPrefix(src, "\ufeff") // as the parser does, so offsets agree
-	tree, err := decode(src)
+	src = strings.TrimPrefix(src, "\ufeff") // a BOM is no part of the TOML
+	tree, keys, err := decode([]byte(src))
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return nil, &Error{File: name, Line: errorLine(src, pe.Position), Reason: "invalid TOML: " + pe.Message, Err: err}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			return nil, &Error{File: name, Line: max(line, 1), Reason: "invalid TOML: " + strings.TrimPrefix(de.Error(), "toml: "), Err: err}
 		}
 		return nil, &Error{File: name, Reason: strings.TrimPrefix(err.Error(), "toml: "), Err: err}
 	}
 	c := &Config{}
-	p := &checker{keys: indexKeys(src), file: name}
+	p := &checker{keys: keys, file: name}
 	p.document(tree, c)
 	if len(p.errs) > 0 {
 		// The first problem in the file; unlocated ones (there should be
@@ -54,27 +55,6 @@ func parse(name, src string) (*Config, error) {
 	return c, nil
 }
 
-// errorLine is the line of a syntax error. Position.Line is one too far
-// when the error is at a newline (the lexer has already counted it:
-// "expected ']' but got '\n'"); the byte offset Position.Start is not.
-func errorLine(src string, pos toml.Position) int {
-	if pos.Start > 0 && pos.Start <= len(src) {
-		return 1 + strings.Count(src[:pos.Start], "\n")
-	}
-	return max(pos.Line, 1)
-}
-
-// decode runs the TOML parser; a panic in it is an error, not a crash.
-func decode(src string) (tree map[string]any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			tree, err = nil, fmt.Errorf("the TOML parser failed: %v", r)
-		}
-	}()
-	_, err = toml.Decode(src, &tree)
-	return tree, err
-}
-
 // A problem is one thing wrong with the file, at a key.
 type problem struct {
 	pos    keyPos
@@ -89,7 +69,7 @@ type checker struct {
 }
 
 func (p *checker) fail(path []string, format string, args ...any) {
-	k := toml.Key(path).String()
+	k := keyString(path)
 	p.errs = append(p.errs, problem{pos: p.keys[k], reason: k + ": " + fmt.Sprintf(format, args...)})
 }
 
@@ -120,7 +100,7 @@ func (p *checker) unknown(path []string, known []string) {
 	key := path[len(path)-1]
 	where := "at the top level"
 	if len(path) > 1 {
-		where = "in [" + toml.Key(path[:len(path)-1]).String() + "]"
+		where = "in [" + keyString(path[:len(path)-1]) + "]"
 	}
 	known = slices.Sorted(slices.Values(known))
 	if s := suggest(key, known); s != "" {
@@ -270,7 +250,7 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 		tt, isTable := t[name].(map[string]any)
 		if !isTable {
 			p.fail(tp, "must be a table of settings for tool %q ([%s]), not %s; per-tool keys go under [tools.\"NAME\"]",
-				truncate(name), toml.Key(tp).String(), describe(t[name]))
+				truncate(name), keyString(tp), describe(t[name]))
 			continue
 		}
 		fs := []field{
@@ -280,7 +260,7 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 			{"read_only", func(path []string, v any) { p.flag(path, v, &tool.ReadOnly) }},
 			{"concurrency", func(path []string, v any) { p.count(path, v, &tool.Concurrency) }},
 			{"breaker", func(path []string, v any) {
-				if bt := p.table(path, v, "["+toml.Key(path).String()+"]"); bt != nil {
+				if bt := p.table(path, v, "["+keyString(path)+"]"); bt != nil {
 					p.breaker(path, bt, &tool.Breaker)
 				}
 			}},
@@ -456,7 +436,7 @@ func describe(v any) string {
 		return fmt.Sprintf("the float %v", x)
 	case bool:
 		return fmt.Sprintf("the boolean %v", x)
-	case time.Time:
+	case time.Time, toml.LocalDate, toml.LocalTime, toml.LocalDateTime:
 		return "a date/time"
 	case []any:
 		return "an array"

@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
 // Secret is a secret value from the config file: a literal, or a reference
@@ -168,8 +166,6 @@ func validEnvName(s string) bool {
 	}
 	return s != ""
 }
-
-func keyString(path []string) string { return toml.Key(path).String() }
 
 // ResolveSecrets reads every secret reference in the file (environment
 // variables, files) in place. The first that cannot be read (an unset or

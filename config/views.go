@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -91,7 +89,7 @@ func (p *checker) uniqueViewNames(c *Config) {
 	var all []named
 	for _, tool := range slices.Sorted(maps.Keys(c.Tools)) {
 		if n := c.Tools[tool].View.Name; n != "" {
-			all = append(all, named{tool, toml.Key{"tools", tool, "name"}.String()})
+			all = append(all, named{tool, keyString([]string{"tools", tool, "name"})})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b named) int { return p.keys[a.key].off - p.keys[b.key].off })
@@ -100,7 +98,7 @@ func (p *checker) uniqueViewNames(c *Config) {
 		wire := c.Tools[n.tool].View.Name
 		if first, ok := seen[wire]; ok {
 			p.fail([]string{"tools", n.tool, "name"}, "%q is already the name of tool %q (%s); two tools cannot share a wire name",
-				wire, first, toml.Key{"tools", first, "name"})
+				wire, first, keyString([]string{"tools", first, "name"}))
 			continue
 		}
 		seen[wire] = n.tool
@@ -116,7 +114,7 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 			p.fail(mp, "%q is not a module file name: modules are keyed by the .wasm file's name in the plugins folder, as in [modules.\"github.wasm\"]", truncate(module))
 			continue
 		}
-		mt := p.table(mp, t[module], "["+toml.Key(mp).String()+"]")
+		mt := p.table(mp, t[module], "["+keyString(mp)+"]")
 		if mt == nil {
 			continue
 		}
