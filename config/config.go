@@ -32,18 +32,26 @@ import (
 
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/loader"
 )
 
 // Config is a parsed config file. A zero field (a nil pointer) was not set
 // in the file: it keeps the default of the layer it configures.
+//
+// Where a layer's own type can hold a section, the checker fills that type
+// (breaker.Settings, host.Limits, governor.Config, access.Rule), writing
+// the layer's spelling of each value: a jitter or throttle_reserve of 0
+// ("none") is stored as -1, because both layers read 0 as "the default".
+// The config-side types that remain say why in their doc comments.
+// cmd/toolhost turns a Config into running parts; this package imports
+// only the leaf types it fills.
 type Config struct {
 	// Dispatch is the [dispatch] section.
 	Dispatch Dispatch
 	// Breaker is the [breaker] section: defaults for every tool's breaker.
-	Breaker Breaker
+	// Its zero fields were not set; Jitter is -1 for jitter = 0.
+	Breaker breaker.Settings
 	// Limits is the [limits] section: defaults for every call. Memory is
 	// in [MinMemory, MaxMemory]; Output and Log are at least 1 byte and
 	// below 4 GiB.
@@ -51,9 +59,11 @@ type Config struct {
 	// Tools are the [tools."NAME"] sections, by tool name. Every name
 	// matches ^[A-Za-z0-9_.-]{1,128}$.
 	Tools map[string]Tool
-	// Governor is the [governor] section and the [quotas."NAME"]
-	// sections (see governor.go).
-	Governor Governor
+	// Governor is the [governor] section, the [governor.priorities] and
+	// the [quotas."NAME"] sections, in name order (see governor.go). Its
+	// zero fields were not set; ThrottleReserve is -1 for
+	// throttle_reserve = 0. Store and Events are for the caller to set.
+	Governor governor.Config
 	// Grants are the [grants."MODULE.wasm"] sections: egress grants, by
 	// module file name.
 	Grants map[string]Grant
@@ -69,7 +79,9 @@ type Config struct {
 	Redis Redis
 }
 
-// Dispatch is the [dispatch] section.
+// Dispatch is the [dispatch] section. It is not a dispatcher.Config because
+// the dispatcher is no leaf (it runs calls, and imports the layers that
+// do): cmd/toolhost copies these fields into one.
 type Dispatch struct {
 	// Concurrency (concurrency) caps each tool's executions in flight.
 	Concurrency int
@@ -82,31 +94,10 @@ type Dispatch struct {
 	IdempotencyTTL time.Duration
 }
 
-// Breaker is a [breaker] or [tools."NAME".breaker] section: circuit breaker
-// settings (see package breaker for what each does).
-type Breaker struct {
-	// Failures (failures) consecutive failures open the breaker while
-	// the window holds fewer than MinCalls calls.
-	Failures int
-	// FailureRate (failure_rate), in (0, 1], is the share of failed calls
-	// in the window that opens the breaker once it holds MinCalls calls.
-	// Nil means not set.
-	FailureRate *float64
-	// MinCalls (min_calls) is the fewest calls in the window for
-	// FailureRate to apply.
-	MinCalls int
-	// Window (window) is the sliding window calls are counted in.
-	Window time.Duration
-	// Cooldown (cooldown) is how long an open breaker refuses calls.
-	Cooldown time.Duration
-	// Jitter (jitter), in [0, 1], spreads cool-downs by up to that
-	// fraction. Nil means not set; 0 means no jitter.
-	Jitter *float64
-	// Probes (probes) is how many calls a half-open breaker admits.
-	Probes int
-}
-
-// Tool is a [tools."NAME"] section: the operator's word on one tool.
+// Tool is a [tools."NAME"] section: the operator's word on one tool. It is
+// a config-side type because its keys go to two layers that are no leaves:
+// the loader (timeout, flags, limits, view: loader.Override) and the
+// dispatcher (max_timeout, concurrency, breaker: dispatcher.ToolPolicy).
 type Tool struct {
 	// Timeout (timeout) replaces the manifest's per-attempt timeout.
 	Timeout time.Duration
@@ -123,8 +114,9 @@ type Tool struct {
 	Concurrency int
 	// Limits (memory, output, log) replace [limits] for this tool.
 	Limits host.Limits
-	// Breaker ([tools."NAME".breaker]) replaces [breaker] field by field.
-	Breaker Breaker
+	// Breaker ([tools."NAME".breaker]) replaces [breaker] field by field:
+	// its zero fields were not set; Jitter is -1 for jitter = 0.
+	Breaker breaker.Settings
 	// View (expose, name, description) is what MCP clients see of the
 	// tool (see views.go).
 	View View
@@ -191,57 +183,6 @@ func Parse(name string, data []byte) (*Config, error) {
 	return parse(name, string(data))
 }
 
-// Dispatcher returns base with the file's settings applied: Concurrency,
-// GlobalConcurrency, QueueTimeout, IdempotencyTTL and Breaker where the file
-// sets them, and a Tools policy (Concurrency, MaxTimeout and Breaker, field
-// by field) for every tool whose section sets any of them. base.Tools is copied, not
-// modified. A nil Config returns base.
-func (c *Config) Dispatcher(base dispatcher.Config) dispatcher.Config {
-	if c == nil {
-		return base
-	}
-	out := base
-	d := c.Dispatch
-	if d.Concurrency > 0 {
-		out.Concurrency = d.Concurrency
-	}
-	if d.GlobalConcurrency > 0 {
-		out.GlobalConcurrency = d.GlobalConcurrency
-	}
-	if d.QueueTimeout > 0 {
-		out.QueueTimeout = d.QueueTimeout
-	}
-	if d.IdempotencyTTL > 0 {
-		out.IdempotencyTTL = d.IdempotencyTTL
-	}
-	out.Breaker = c.Breaker.apply(base.Breaker)
-	var tools map[string]dispatcher.ToolPolicy
-	for name, t := range c.Tools {
-		if t.Concurrency == 0 && t.MaxTimeout == 0 && t.Breaker.isZero() {
-			continue
-		}
-		if tools == nil {
-			tools = maps.Clone(base.Tools)
-			if tools == nil {
-				tools = make(map[string]dispatcher.ToolPolicy)
-			}
-		}
-		p := tools[name]
-		if t.Concurrency > 0 {
-			p.Concurrency = t.Concurrency
-		}
-		if t.MaxTimeout > 0 {
-			p.MaxTimeout = t.MaxTimeout
-		}
-		p.Breaker = t.Breaker.apply(p.Breaker)
-		tools[name] = p
-	}
-	if tools != nil {
-		out.Tools = tools
-	}
-	return out
-}
-
 // HostLimits returns the [limits] section: the runtime-wide limits for
 // host.Config.Limits. Zero fields were not set (the host's defaults apply).
 // A nil Config returns zero Limits.
@@ -252,31 +193,6 @@ func (c *Config) HostLimits() host.Limits {
 	return c.Limits
 }
 
-// Overrides returns one loader.Override per [tools."NAME"] section: timeout,
-// idempotent, read_only, the tool's limits and its view (expose, name,
-// description), for loader.Options.Overrides.
-// Unset fields are zero (the manifest's value or the runtime's limits
-// apply). A nil Config returns nil.
-func (c *Config) Overrides() map[string]loader.Override {
-	if c == nil {
-		return nil
-	}
-	out := make(map[string]loader.Override, len(c.Tools))
-	for name, t := range c.Tools {
-		out[name] = loader.Override{
-			Timeout:    t.Timeout,
-			Idempotent: clonePtr(t.Idempotent),
-			ReadOnly:   clonePtr(t.ReadOnly),
-			Limits:     t.Limits,
-
-			Expose:      clonePtr(t.View.Expose),
-			WireName:    t.View.Name,
-			Description: t.View.Description,
-		}
-	}
-	return out
-}
-
 // ToolNames returns the names of the [tools."NAME"] sections, sorted, so the
 // caller can warn about names no loaded module serves.
 func (c *Config) ToolNames() []string {
@@ -284,46 +200,4 @@ func (c *Config) ToolNames() []string {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(c.Tools))
-}
-
-// apply returns s with b's set fields in place of its own. A jitter of 0 in
-// the file ("no jitter") becomes breaker's negative Jitter.
-func (b Breaker) apply(s breaker.Settings) breaker.Settings {
-	if b.Failures > 0 {
-		s.Failures = b.Failures
-	}
-	if b.FailureRate != nil {
-		s.FailureRate = *b.FailureRate
-	}
-	if b.MinCalls > 0 {
-		s.MinCalls = b.MinCalls
-	}
-	if b.Window > 0 {
-		s.Window = b.Window
-	}
-	if b.Cooldown > 0 {
-		s.Cooldown = b.Cooldown
-	}
-	if b.Jitter != nil {
-		s.Jitter = *b.Jitter
-		if s.Jitter == 0 {
-			s.Jitter = -1
-		}
-	}
-	if b.Probes > 0 {
-		s.Probes = b.Probes
-	}
-	return s
-}
-
-func (b Breaker) isZero() bool {
-	return b.Failures == 0 && b.FailureRate == nil && b.MinCalls == 0 && b.Window == 0 && b.Cooldown == 0 && b.Jitter == nil && b.Probes == 0
-}
-
-func clonePtr[T any](p *T) *T {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }

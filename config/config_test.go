@@ -16,9 +16,8 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/loader"
 )
 
 const fullFile = `# toolhost config: every key
@@ -67,13 +66,13 @@ func TestParseFull(t *testing.T) {
 
 	want := &Config{
 		Dispatch: Dispatch{Concurrency: 8, GlobalConcurrency: 64, QueueTimeout: 30 * time.Second, IdempotencyTTL: time.Minute},
-		Breaker:  Breaker{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: ptr(0.25), Probes: 2},
+		Breaker:  breaker.Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.25, Probes: 2},
 		Limits:   host.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536},
 		Tools: map[string]Tool{
 			"db.write": {
 				Timeout: 5 * time.Second, Idempotent: ptr(false), ReadOnly: ptr(false), Concurrency: 2,
 				Limits:  host.Limits{MemoryBytes: 32 << 20, OutputBytes: 256 << 10},
-				Breaker: Breaker{Failures: 3, Cooldown: time.Minute, Jitter: ptr(0.0)},
+				Breaker: breaker.Settings{Failures: 3, Cooldown: time.Minute, Jitter: -1}, // jitter = 0: none
 			},
 			"text.upper": {Timeout: 250 * time.Millisecond, ReadOnly: ptr(true), Limits: host.Limits{LogBytes: 4000}},
 			"math.add":   {Idempotent: ptr(true)},
@@ -91,50 +90,8 @@ func TestParseFull(t *testing.T) {
 		t.Errorf("HostLimits = %+v, want %+v", got, want)
 	}
 
-	wantOv := map[string]loader.Override{
-		"db.write":   {Timeout: 5 * time.Second, Idempotent: ptr(false), ReadOnly: ptr(false), Limits: host.Limits{MemoryBytes: 32 << 20, OutputBytes: 256 << 10}},
-		"text.upper": {Timeout: 250 * time.Millisecond, ReadOnly: ptr(true), Limits: host.Limits{LogBytes: 4000}},
-		"math.add":   {Idempotent: ptr(true)},
-	}
-	if got := c.Overrides(); !reflect.DeepEqual(got, wantOv) {
-		t.Errorf("Overrides:\n got %+v\nwant %+v", got, wantOv)
-	}
-
-	base := dispatcher.Config{
-		Concurrency: 3,
-		Retry:       dispatcher.RetryPolicy{MaxAttempts: 7},
-		Breaker:     breaker.Settings{Failures: 9, Window: time.Hour},
-		Tools: map[string]dispatcher.ToolPolicy{
-			"other":    {Concurrency: 1},
-			"db.write": {Breaker: breaker.Settings{Probes: 4, Window: time.Second}},
-		},
-	}
-	baseTools := map[string]dispatcher.ToolPolicy{}
-	for k, v := range base.Tools {
-		baseTools[k] = v
-	}
-	d := c.Dispatcher(base)
-	if d.Concurrency != 8 || d.GlobalConcurrency != 64 || d.QueueTimeout != 30*time.Second || d.IdempotencyTTL != time.Minute {
-		t.Errorf("Dispatcher dispatch fields = %d %d %v %v", d.Concurrency, d.GlobalConcurrency, d.QueueTimeout, d.IdempotencyTTL)
-	}
-	if d.Retry.MaxAttempts != 7 {
-		t.Errorf("Dispatcher lost base.Retry: %+v", d.Retry)
-	}
-	if want := (breaker.Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.25, Probes: 2}); d.Breaker != want {
-		t.Errorf("Dispatcher Breaker = %+v, want %+v", d.Breaker, want)
-	}
-	wantTools := map[string]dispatcher.ToolPolicy{
-		"other": {Concurrency: 1},
-		// Fields the file sets replace base's; jitter = 0 is "none".
-		"db.write": {Concurrency: 2, Breaker: breaker.Settings{Failures: 3, Window: time.Second, Cooldown: time.Minute, Jitter: -1, Probes: 4}},
-		// text.upper and math.add set neither concurrency nor breaker.
-	}
-	if !reflect.DeepEqual(d.Tools, wantTools) {
-		t.Errorf("Dispatcher Tools:\n got %+v\nwant %+v", d.Tools, wantTools)
-	}
-	if !reflect.DeepEqual(base.Tools, baseTools) {
-		t.Errorf("Dispatcher modified base.Tools: %+v", base.Tools)
-	}
+	// cmd/toolhost's wiring_test.go checks what the dispatcher and the
+	// loader get from this file.
 }
 
 func TestParseEmptyAndPartial(t *testing.T) {
@@ -143,36 +100,31 @@ func TestParseEmptyAndPartial(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse(%q): %v", src, err)
 		}
-		base := dispatcher.Config{Concurrency: 5, Breaker: breaker.Settings{Jitter: 0.5}, Tools: map[string]dispatcher.ToolPolicy{"a": {Concurrency: 1}}}
-		if d := c.Dispatcher(base); !reflect.DeepEqual(d, base) {
-			t.Errorf("Parse(%q).Dispatcher changed base: %+v", src, d)
+		if !reflect.DeepEqual(c, &Config{}) {
+			t.Errorf("Parse(%q) is not empty: %+v", src, c)
 		}
-		if c.HostLimits() != (host.Limits{}) || len(c.Overrides()) != 0 || len(c.ToolNames()) != 0 {
+		if c.HostLimits() != (host.Limits{}) || len(c.ToolNames()) != 0 || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) {
 			t.Errorf("Parse(%q) is not empty: %+v", src, c)
 		}
 	}
 
-	// Only what is set is applied.
+	// Only what is set is set.
 	c, err := Parse("x.toml", []byte("[breaker]\njitter = 0\n[tools.a.breaker]\nprobes = 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := c.Dispatcher(dispatcher.Config{Breaker: breaker.Settings{Failures: 2}})
-	if want := (breaker.Settings{Failures: 2, Jitter: -1}); d.Breaker != want {
-		t.Errorf("Breaker = %+v, want %+v", d.Breaker, want)
+	if want := (breaker.Settings{Jitter: -1}); c.Breaker != want {
+		t.Errorf("Breaker = %+v, want %+v", c.Breaker, want)
 	}
-	if want := map[string]dispatcher.ToolPolicy{"a": {Breaker: breaker.Settings{Probes: 3}}}; !reflect.DeepEqual(d.Tools, want) {
-		t.Errorf("Tools = %+v, want %+v", d.Tools, want)
+	if want := map[string]Tool{"a": {Breaker: breaker.Settings{Probes: 3}}}; !reflect.DeepEqual(c.Tools, want) {
+		t.Errorf("Tools = %+v, want %+v", c.Tools, want)
 	}
 }
 
 func TestNilConfig(t *testing.T) {
 	var c *Config
-	base := dispatcher.Config{Concurrency: 5}
-	if d := c.Dispatcher(base); !reflect.DeepEqual(d, base) {
-		t.Errorf("nil Dispatcher = %+v", d)
-	}
-	if c.HostLimits() != (host.Limits{}) || c.Overrides() != nil || c.ToolNames() != nil {
+	if c.HostLimits() != (host.Limits{}) || c.ToolNames() != nil || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) ||
+		c.EgressGrants() != nil || c.OAuthConfig() != nil || c.Prefixes() != nil {
 		t.Error("nil Config is not empty")
 	}
 }
@@ -449,14 +401,13 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		d := c.Dispatcher(dispatcher.Config{})
+		d := c.Dispatch
 		if d.Concurrency < 0 || d.GlobalConcurrency < 0 || d.QueueTimeout < 0 || d.IdempotencyTTL < 0 {
 			t.Fatalf("negative dispatcher settings: %+v", d)
 		}
 		if m := c.HostLimits().MemoryBytes; m != 0 && (m < MinMemory || m > MaxMemory) {
 			t.Fatalf("memory limit %d out of range", m)
 		}
-		_ = c.Overrides()
 		for _, name := range c.ToolNames() {
 			if !abi.ValidToolName(name) {
 				t.Fatalf("invalid tool name %q accepted", name)

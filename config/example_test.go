@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/toolhost/toolhost/config"
-	"github.com/toolhost/toolhost/dispatcher"
 )
 
 func Example() {
@@ -26,11 +25,10 @@ concurrency = 1
 		fmt.Println(err)
 		return
 	}
-	d := cfg.Dispatcher(dispatcher.Config{})
-	fmt.Println("concurrency:", d.Concurrency, "db.write:", d.Tools["db.write"].Concurrency, "failures:", d.Tools["db.write"].Breaker.Failures)
+	t := cfg.Tools["db.write"]
+	fmt.Println("concurrency:", cfg.Dispatch.Concurrency, "db.write:", t.Concurrency, "failures:", t.Breaker.Failures)
 	fmt.Println("memory:", cfg.HostLimits().MemoryBytes>>20, "MiB")
-	o := cfg.Overrides()["db.write"]
-	fmt.Println("timeout:", o.Timeout, "idempotent:", *o.Idempotent)
+	fmt.Println("timeout:", t.Timeout, "idempotent:", *t.Idempotent)
 
 	_, err = config.Parse("toolhost.toml", []byte("[limits]\nmemory = \"2MiB\"\n"))
 	fmt.Println(err)

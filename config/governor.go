@@ -1,8 +1,8 @@
 package config
 
 import (
+	"cmp"
 	"maps"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -13,130 +13,49 @@ import (
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 
-// Governor is the [governor] section and the [quotas."NAME"] sections: the
-// rate governor's settings and the shared upstream quotas (docs/CONFIG.md,
-// docs/GOVERNOR.md). Zero fields were not set.
-type Governor struct {
-	// Window (window) is the throttle look-back.
-	Window time.Duration
-	// ThrottleEnter and ThrottleExit (throttle_enter, throttle_exit) are
-	// the fractions of the window's allowance at which a quota enters and
-	// leaves throttle mode; nil means not set.
-	ThrottleEnter, ThrottleExit *float64
-	// ThrottleReserve (throttle_reserve) is the fraction of a quota's
-	// burst background draws leave in throttle mode.
-	ThrottleReserve *float64
-	// Aging (aging) raises a waiter's class by one per Aging waited.
-	Aging time.Duration
-	// Broadcast (broadcast) is the period of governor.state events.
-	Broadcast time.Duration
-	// MaxWait (max_wait) bounds a wait without a deadline.
-	MaxWait time.Duration
-	// DefaultBlock and MaxBlock (default_block, max_block): how long a
-	// 429 without Retry-After blocks a quota, and the cap on any block.
-	DefaultBlock, MaxBlock time.Duration
-	// MaxReportBlock (max_report_block) caps the block one governor.report
-	// over /rpc can set.
-	MaxReportBlock time.Duration
-	// Priorities ([governor.priorities]) is the default class per tool.
-	Priorities map[string]governor.Priority
-	// Quotas are the [quotas."NAME"] sections, by name.
-	Quotas map[string]Quota
-}
-
-// Quota is a [quotas."NAME"] section.
-type Quota struct {
-	// Capacity (capacity) tokens per Interval (interval).
-	Capacity int
-	Interval time.Duration
-	// Burst (burst); 0 means a second's worth of capacity.
-	Burst int
-	// Hosts (hosts) are egress host patterns drawing one token per request.
-	Hosts []string
-	// Tools (tools) maps tool names to the tokens each call draws.
-	Tools map[string]int
-}
-
 // Grant is a [grants."MODULE.wasm"] section: what one module's egress may
-// reach (see toolhostv1.Grant for each field).
+// reach. The embedded toolhostv1.Grant holds every key but the headers, whose
+// values are Secrets: they stay redacted wherever a Config is printed, and
+// references are resolved after parsing (see secret.go). EgressGrants puts
+// their values into the toolhostv1.Grant.
 type Grant struct {
-	Hosts            []string
-	Methods          []string
-	Schemes          []string
-	MaxRequestBytes  uint64
-	MaxResponseBytes uint64
-	AllowNetworks    []netip.Prefix
+	// Grant's Headers stay nil here.
+	toolhostv1.Grant
 	// Headers ([grants."MODULE.wasm".headers."HOST"]) are injected per
-	// host pattern. Values are secrets: literals, or references resolved
-	// by ResolveSecrets (see secret.go).
+	// host pattern.
 	Headers map[string]map[string]Secret
 }
 
-// GovernorConfig returns base with the file's [governor] settings, its
-// quotas and its per-tool priorities applied. A nil Config returns base.
-func (c *Config) GovernorConfig(base governor.Config) governor.Config {
+// GovernorConfig returns the [governor], [governor.priorities] and
+// [quotas."NAME"] settings for governor.New; the caller adds its Store and
+// Events. Zero fields were not set (the governor's defaults apply). A nil
+// Config returns the zero Config.
+func (c *Config) GovernorConfig() governor.Config {
 	if c == nil {
-		return base
+		return governor.Config{}
 	}
 	g := c.Governor
-	out := base
-	setDur := func(dst *time.Duration, v time.Duration) {
-		if v > 0 {
-			*dst = v
-		}
+	g.Priorities = maps.Clone(g.Priorities)
+	g.Quotas = slices.Clone(g.Quotas)
+	for i, q := range g.Quotas {
+		q.Hosts, q.Tools = slices.Clone(q.Hosts), maps.Clone(q.Tools)
+		g.Quotas[i] = q
 	}
-	setDur(&out.Window, g.Window)
-	setDur(&out.Aging, g.Aging)
-	setDur(&out.Broadcast, g.Broadcast)
-	setDur(&out.MaxWait, g.MaxWait)
-	setDur(&out.DefaultBlock, g.DefaultBlock)
-	setDur(&out.MaxBlock, g.MaxBlock)
-	setDur(&out.MaxReportBlock, g.MaxReportBlock)
-	for _, f := range []struct {
-		dst *float64
-		v   *float64
-	}{{&out.ThrottleEnter, g.ThrottleEnter}, {&out.ThrottleExit, g.ThrottleExit}, {&out.ThrottleReserve, g.ThrottleReserve}} {
-		if f.v != nil {
-			*f.dst = *f.v
-		}
-	}
-	if g.ThrottleReserve != nil && *g.ThrottleReserve == 0 {
-		out.ThrottleReserve = -1 // the governor reads 0 as "the default"
-	}
-	if len(g.Priorities) > 0 {
-		out.Priorities = maps.Clone(base.Priorities)
-		if out.Priorities == nil {
-			out.Priorities = make(map[string]governor.Priority)
-		}
-		maps.Copy(out.Priorities, g.Priorities)
-	}
-	out.Quotas = slices.Clone(base.Quotas)
-	for _, name := range slices.Sorted(maps.Keys(g.Quotas)) {
-		q := g.Quotas[name]
-		gq := governor.Quota{Name: name, Capacity: int64(q.Capacity), Interval: q.Interval, Burst: int64(q.Burst),
-			Hosts: slices.Clone(q.Hosts)}
-		for tool, cost := range q.Tools {
-			if gq.Tools == nil {
-				gq.Tools = make(map[string]int64)
-			}
-			gq.Tools[tool] = int64(cost)
-		}
-		out.Quotas = append(out.Quotas, gq)
-	}
-	return out
+	return g
 }
 
 // EgressGrants returns the [grants."MODULE.wasm"] sections for
-// toolhostv1.Egress.Grants. A nil Config returns nil.
+// toolhostv1.Egress.Grants, with their header secrets' values. A nil Config
+// returns nil.
 func (c *Config) EgressGrants() map[string]toolhostv1.Grant {
 	if c == nil || len(c.Grants) == 0 {
 		return nil
 	}
 	out := make(map[string]toolhostv1.Grant, len(c.Grants))
 	for name, g := range c.Grants {
-		hg := toolhostv1.Grant{Hosts: slices.Clone(g.Hosts), Methods: slices.Clone(g.Methods), Schemes: slices.Clone(g.Schemes),
-			MaxRequestBytes: int64(g.MaxRequestBytes), MaxResponseBytes: int64(g.MaxResponseBytes),
-			AllowNetworks: slices.Clone(g.AllowNetworks)}
+		hg := g.Grant
+		hg.Hosts, hg.Methods, hg.Schemes = slices.Clone(hg.Hosts), slices.Clone(hg.Methods), slices.Clone(hg.Schemes)
+		hg.AllowNetworks = slices.Clone(hg.AllowNetworks)
 		if len(g.Headers) > 0 {
 			hg.Headers = make(map[string]map[string]string, len(g.Headers))
 			for h, kv := range g.Headers {
@@ -162,7 +81,7 @@ func (p *checker) governorSection(path []string, v any, c *Config) {
 		field{"window", func(path []string, v any) { p.duration(path, v, &g.Window) }},
 		field{"throttle_enter", func(path []string, v any) { p.fraction(path, v, &g.ThrottleEnter) }},
 		field{"throttle_exit", func(path []string, v any) { p.fraction(path, v, &g.ThrottleExit) }},
-		field{"throttle_reserve", func(path []string, v any) { p.ratio(path, v, &g.ThrottleReserve) }},
+		field{"throttle_reserve", func(path []string, v any) { p.ratioOrNone(path, v, &g.ThrottleReserve) }},
 		field{"aging", func(path []string, v any) { p.duration(path, v, &g.Aging) }},
 		field{"broadcast", func(path []string, v any) { p.duration(path, v, &g.Broadcast) }},
 		field{"max_wait", func(path []string, v any) { p.duration(path, v, &g.MaxWait) }},
@@ -194,32 +113,14 @@ func (p *checker) governorSection(path []string, v any, c *Config) {
 			}
 		}},
 	)
-	enter, exit := 0.8, 0.6
-	if g.ThrottleEnter != nil {
-		enter = *g.ThrottleEnter
-	}
-	if g.ThrottleExit != nil {
-		exit = *g.ThrottleExit
-	}
+	// The governor's defaults, for a pair the file sets only half of.
+	enter, exit := cmp.Or(g.ThrottleEnter, 0.8), cmp.Or(g.ThrottleExit, 0.6)
 	if exit >= enter {
 		which := "throttle_exit"
-		if g.ThrottleExit == nil {
+		if g.ThrottleExit == 0 {
 			which = "throttle_enter"
 		}
 		p.fail(concat(path, []string{which}), "throttle_exit (%v) must be below throttle_enter (%v): a quota leaves throttle mode at a lower usage than it enters it", exit, enter)
-	}
-}
-
-// fraction is ratio without 0: a threshold of 0 would mean "always".
-func (p *checker) fraction(path []string, v any, dst **float64) {
-	var f *float64
-	p.ratio(path, v, &f)
-	if f != nil && *f == 0 {
-		p.fail(path, "must be greater than 0 (leave the key out for the default)")
-		return
-	}
-	if f != nil {
-		*dst = f
 	}
 }
 
@@ -236,11 +137,11 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 		if qt == nil {
 			continue
 		}
-		var q Quota
+		q := governor.Quota{Name: name}
 		p.fields(qp, qt,
-			field{"capacity", func(path []string, v any) { p.count(path, v, &q.Capacity) }},
+			field{"capacity", func(path []string, v any) { p.count64(path, v, &q.Capacity) }},
 			field{"interval", func(path []string, v any) { p.duration(path, v, &q.Interval) }},
-			field{"burst", func(path []string, v any) { p.count(path, v, &q.Burst) }},
+			field{"burst", func(path []string, v any) { p.count64(path, v, &q.Burst) }},
 			field{"hosts", func(path []string, v any) { q.Hosts = p.hostPatterns(path, v) }},
 			field{"tools", func(path []string, v any) {
 				tt := p.table(path, v, "["+keyString(path)+"]")
@@ -250,11 +151,11 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 						p.fail(tp, "tool name %q does not match ^[A-Za-z0-9_.-]{1,128}$ (no manifest can declare it)", truncate(tool))
 						continue
 					}
-					var cost int
-					p.count(tp, tt[tool], &cost)
+					var cost int64
+					p.count64(tp, tt[tool], &cost)
 					if cost > 0 {
 						if q.Tools == nil {
-							q.Tools = make(map[string]int)
+							q.Tools = make(map[string]int64)
 						}
 						q.Tools[tool] = cost
 					}
@@ -272,25 +173,22 @@ func (p *checker) quotasSection(path []string, v any, c *Config) {
 			p.fail(concat(qp, []string{"interval"}), "%d tokens per %v is more than one per nanosecond; use a longer interval", q.Capacity, q.Interval)
 		default:
 			for tool, cost := range q.Tools {
-				if burst := q.burst(); cost > burst {
+				if burst := burst(q); cost > burst {
 					p.fail(concat(qp, []string{"tools", tool}), "a call draws %d tokens, more than the burst (%d) could ever grant", cost, burst)
 				}
 			}
-			if c.Governor.Quotas == nil {
-				c.Governor.Quotas = make(map[string]Quota)
-			}
-			c.Governor.Quotas[name] = q
+			c.Governor.Quotas = append(c.Governor.Quotas, q) // in name order
 		}
 	}
 }
 
 // burst is the quota's burst, defaulted as the governor does.
-func (q Quota) burst() int {
+func burst(q governor.Quota) int64 {
 	if q.Burst > 0 {
 		return q.Burst
 	}
 	per := float64(q.Capacity) * float64(time.Second) / float64(q.Interval)
-	return min(max(1, int(per+0.999999)), q.Capacity)
+	return min(max(1, int64(per+0.999999)), q.Capacity)
 }
 
 // grantsSection checks the [grants."MODULE.wasm"] sections.
@@ -329,12 +227,12 @@ func (p *checker) grantsSection(path []string, v any, c *Config) {
 			}},
 			field{"max_request_bytes", func(path []string, v any) {
 				if n, ok := p.size(path, v, 1, 1<<30, "", "over 1 GiB"); ok {
-					g.MaxRequestBytes = n
+					g.MaxRequestBytes = int64(n)
 				}
 			}},
 			field{"max_response_bytes", func(path []string, v any) {
 				if n, ok := p.size(path, v, 1, 1<<30, "", "over 1 GiB"); ok {
-					g.MaxResponseBytes = n
+					g.MaxResponseBytes = int64(n)
 				}
 			}},
 			field{"allow_networks", func(path []string, v any) { g.AllowNetworks = p.networks(path, v) }},

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"net/netip"
 	"reflect"
@@ -54,7 +55,7 @@ func TestParseGovernor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gc := c.GovernorConfig(governor.Config{Broadcast: -1})
+	gc := c.GovernorConfig()
 	want := governor.Config{Window: 10 * time.Second, ThrottleEnter: 0.8, ThrottleExit: 0.5, ThrottleReserve: 0.25,
 		Aging: 2 * time.Second, Broadcast: 5 * time.Second, MaxWait: 20 * time.Second, DefaultBlock: 2 * time.Second, MaxBlock: time.Minute,
 		Priorities: map[string]governor.Priority{"gh.search": governor.Interactive, "gh.crawl": governor.Background},
@@ -92,15 +93,14 @@ func TestParseGovernorEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := governor.Config{MaxWait: time.Second}
-	if got := c.GovernorConfig(base); !reflect.DeepEqual(got, base) {
+	if got := c.GovernorConfig(); !reflect.DeepEqual(got, governor.Config{}) {
 		t.Fatalf("an empty file changed the governor config: %+v", got)
 	}
 	if c.EgressGrants() != nil {
 		t.Fatal("an empty file granted egress")
 	}
 	var nilc *Config
-	if nilc.EgressGrants() != nil || !reflect.DeepEqual(nilc.GovernorConfig(base), base) {
+	if nilc.EgressGrants() != nil || !reflect.DeepEqual(nilc.GovernorConfig(), governor.Config{}) {
 		t.Fatal("a nil Config is not neutral")
 	}
 }
@@ -155,7 +155,9 @@ func TestGovernorDocExamples(t *testing.T) {
 			t.Errorf("governor example %d: %v", i+1, err)
 			continue
 		}
-		g, err := governor.New(c.GovernorConfig(governor.Config{Broadcast: -1}))
+		gc := c.GovernorConfig()
+		gc.Broadcast = cmp.Or(gc.Broadcast, -1)
+		g, err := governor.New(gc)
 		if err != nil {
 			t.Errorf("governor example %d: %v", i+1, err)
 			continue

@@ -16,20 +16,17 @@ type Auth struct {
 }
 
 // OAuth is the [auth.oauth] section: toolhost as an OAuth 2.1 resource
-// server (see package oauth for what each key does).
+// server (see package oauth for what each key does). The embedded
+// oauth.Config holds every key but client_secret, which is a Secret: it
+// stays redacted wherever a Config is printed, and a reference is resolved
+// after parsing (see secret.go). OAuthConfig puts its value into the
+// oauth.Config.
 type OAuth struct {
-	Issuer           string
-	Resource         string
-	Audience         string
-	JWKSURL          string
-	RequiredScopes   []string
-	IdentityClaim    string
-	IntrospectionURL string
-	ClientID         string
+	// Config's ClientSecret stays empty here.
+	oauth.Config
 	// ClientSecret is the introspection client's secret: a literal, or a
-	// reference resolved by ResolveSecrets (see secret.go).
-	ClientSecret  Secret
-	AllowNetworks []netip.Prefix
+	// reference resolved by ResolveSecrets.
+	ClientSecret Secret
 }
 
 // OAuthConfig returns the [auth.oauth] section as an oauth.Config, or nil
@@ -43,12 +40,10 @@ func (c *Config) OAuthConfig() *oauth.Config {
 }
 
 func (o *OAuth) config() *oauth.Config {
-	return &oauth.Config{
-		Issuer: o.Issuer, Resource: o.Resource, Audience: o.Audience, JWKSURL: o.JWKSURL,
-		RequiredScopes: slices.Clone(o.RequiredScopes), IdentityClaim: o.IdentityClaim,
-		IntrospectionURL: o.IntrospectionURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret.Value(),
-		AllowNetworks: slices.Clone(o.AllowNetworks),
-	}
+	c := o.Config
+	c.RequiredScopes, c.AllowNetworks = slices.Clone(c.RequiredScopes), slices.Clone(c.AllowNetworks)
+	c.ClientSecret = o.ClientSecret.Value()
+	return &c
 }
 
 // authSection checks [auth] and [auth.oauth].

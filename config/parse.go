@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/host"
 )
 
@@ -204,14 +205,14 @@ func (p *checker) dispatch(path []string, t map[string]any, d *Dispatch) {
 	)
 }
 
-func (p *checker) breaker(path []string, t map[string]any, b *Breaker) {
+func (p *checker) breaker(path []string, t map[string]any, b *breaker.Settings) {
 	p.fields(path, t,
 		field{"failures", func(path []string, v any) { p.count(path, v, &b.Failures) }},
 		field{"failure_rate", func(path []string, v any) { p.fraction(path, v, &b.FailureRate) }},
 		field{"min_calls", func(path []string, v any) { p.count(path, v, &b.MinCalls) }},
 		field{"window", func(path []string, v any) { p.duration(path, v, &b.Window) }},
 		field{"cooldown", func(path []string, v any) { p.duration(path, v, &b.Cooldown) }},
-		field{"jitter", func(path []string, v any) { p.ratio(path, v, &b.Jitter) }},
+		field{"jitter", func(path []string, v any) { p.ratioOrNone(path, v, &b.Jitter) }},
 		field{"probes", func(path []string, v any) { p.count(path, v, &b.Probes) }},
 	)
 }
@@ -292,6 +293,15 @@ func (p *checker) count(path []string, v any, dst *int) {
 	}
 }
 
+// count64 is count for the governor's int64 counts.
+func (p *checker) count64(path []string, v any, dst *int64) {
+	var n int
+	p.count(path, v, &n)
+	if n > 0 {
+		*dst = int64(n)
+	}
+}
+
 // duration checks a Go duration string greater than zero.
 func (p *checker) duration(path []string, v any, dst *time.Duration) {
 	s, ok := v.(string)
@@ -311,7 +321,7 @@ func (p *checker) duration(path []string, v any, dst *time.Duration) {
 }
 
 // ratio checks a number in [0, 1].
-func (p *checker) ratio(path []string, v any, dst **float64) {
+func (p *checker) ratio(path []string, v any) (float64, bool) {
 	var f float64
 	switch n := v.(type) {
 	case float64:
@@ -320,13 +330,37 @@ func (p *checker) ratio(path []string, v any, dst **float64) {
 		f = float64(n)
 	default:
 		p.fail(path, "must be a number between 0 and 1, not %s", describe(v))
-		return
+		return 0, false
 	}
 	if !(f >= 0 && f <= 1) { // also NaN
 		p.fail(path, "must be between 0 and 1, not %v", f)
-		return
+		return 0, false
 	}
-	*dst = &f
+	return f, true
+}
+
+// ratioOrNone checks a number in [0, 1] for a layer that reads 0 as "the
+// default" and a negative value as "none" (a breaker's jitter, the
+// governor's throttle reserve): 0 in the file is stored as -1.
+func (p *checker) ratioOrNone(path []string, v any, dst *float64) {
+	if f, ok := p.ratio(path, v); ok {
+		*dst = f
+		if f == 0 {
+			*dst = -1
+		}
+	}
+}
+
+// fraction is ratio without 0: a threshold of 0 would mean "always".
+func (p *checker) fraction(path []string, v any, dst *float64) {
+	f, ok := p.ratio(path, v)
+	switch {
+	case !ok:
+	case f == 0:
+		p.fail(path, "must be greater than 0 (leave the key out for the default)")
+	default:
+		*dst = f
+	}
 }
 
 func (p *checker) flag(path []string, v any, dst **bool) {

@@ -29,14 +29,14 @@ prefix = "gl-"
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := c.Overrides()
-	if got := o["text.count"]; got.WireName != "count_words" || got.Description != "Counts the words of a text." || got.Expose != nil {
-		t.Errorf("text.count override = %+v", got)
+	o := c.Tools
+	if got := o["text.count"].View; got.Name != "count_words" || got.Description != "Counts the words of a text." || got.Expose != nil {
+		t.Errorf("text.count view = %+v", got)
 	}
-	if got := o["db.write"]; got.Expose == nil || *got.Expose || got.WireName != "" || got.Timeout == 0 {
-		t.Errorf("db.write override = %+v", got)
+	if got := o["db.write"]; got.View.Expose == nil || *got.View.Expose || got.View.Name != "" || got.Timeout == 0 {
+		t.Errorf("db.write tool = %+v", got)
 	}
-	if got := o["gh.search"].WireName; got != "search_code" {
+	if got := o["gh.search"].View.Name; got != "search_code" {
 		t.Errorf("gh.search wire name = %q", got)
 	}
 	p := c.Prefixes()
@@ -104,8 +104,8 @@ func TestViewDocExamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, b[1])
 		}
-		if o := c.Overrides()["math.eval"]; o.WireName != "calc" {
-			t.Errorf("math.eval override %+v", o)
+		if v := c.Tools["math.eval"].View; v.Name != "calc" {
+			t.Errorf("math.eval view %+v", v)
 		}
 		if c.Prefixes()["github.wasm"] != "gh_" {
 			t.Errorf("prefixes %v", c.Prefixes())

@@ -40,14 +40,15 @@ func newOperator(path string, bus *events.Bus, shared func(*config.Config, gover
 			return nil, err
 		}
 	}
-	gcfg := governor.Config{Events: bus}
+	gcfg := conf.GovernorConfig()
+	gcfg.Events = bus
 	if shared != nil {
 		var err error
 		if gcfg, err = shared(conf, gcfg); err != nil {
 			return nil, err
 		}
 	}
-	gov, err := governor.New(conf.GovernorConfig(gcfg))
+	gov, err := governor.New(gcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func compileLimits() host.CompileLimits {
 // per-tool overrides and views, the module prefixes, and whether wire names
 // stay exact (serve --tool-names=exact).
 func (o *operator) loaderOptions(exactNames bool) loader.Options {
-	return loader.Options{Overrides: o.conf.Overrides(), Prefixes: o.conf.Prefixes(), ExactNames: exactNames}
+	return loader.Options{Overrides: toolOverrides(o.conf), Prefixes: o.conf.Prefixes(), ExactNames: exactNames}
 }
 
 // warnUnusedPrefixes warns about [modules."M.wasm"] prefixes for files the

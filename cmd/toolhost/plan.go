@@ -278,7 +278,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 		fmt.Fprintf(stderr, "toolhost: skip %s: %s\n", le.Path, le.Reason)
 	}
 	bus := events.NewBus(nil)
-	d := dispatcher.New(loaded.Registry, op.conf.Dispatcher(dispatcher.Config{Events: bus, Governor: op.gov}))
+	d := dispatcher.New(loaded.Registry, dispatcherConfig(op.conf, dispatcher.Config{Events: bus, Governor: op.gov}))
 	cfg.Dispatcher = byEitherName{d: d, reg: loaded.Registry}
 	cfg.Bus = bus
 	cfg.Reusable = func(name string) bool {

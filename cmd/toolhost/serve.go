@@ -169,7 +169,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
 	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
-	d := dispatcher.New(live, fl.dispatcherConfig(cfg.Dispatcher(idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov}))))
+	d := dispatcher.New(live, fl.dispatcherConfig(dispatcherConfig(cfg, idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov}))))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
