@@ -52,22 +52,22 @@ type keyIndex struct {
 	arrays   map[string]bool // the paths of arrays of tables
 	elems    map[string]int  // [[x]] headers seen, by path
 	newlines []int           // offsets of the source's newlines
-	parser   *unstable.Parser
 }
 
 // indexKeys indexes a document go-toml's Unmarshal accepted; on any other
 // it indexes what comes before the first error.
 func indexKeys(src []byte) *keyIndex {
-	ix := &keyIndex{keys: map[string]keyPos{}, arrays: map[string]bool{}, elems: map[string]int{}, parser: &unstable.Parser{}}
+	ix := &keyIndex{keys: map[string]keyPos{}, arrays: map[string]bool{}, elems: map[string]int{}}
 	for i, b := range src {
 		if b == '\n' {
 			ix.newlines = append(ix.newlines, i)
 		}
 	}
-	ix.parser.Reset(src)
+	var p unstable.Parser
+	p.Reset(src)
 	var table, elem []string
-	for ix.parser.NextExpression() {
-		e := ix.parser.Expression()
+	for p.NextExpression() {
+		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
 			var pos keyPos
