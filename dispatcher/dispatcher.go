@@ -24,6 +24,7 @@ import (
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/registry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Tools is what the dispatcher needs of a registry. Lookup must be safe for
@@ -119,6 +120,9 @@ type Config struct {
 	// Governor admits each attempt against the shared quotas its tool
 	// draws on (see Governor); nil means no governor.
 	Governor Governor
+	// TracerProvider makes the spans of each dispatch (see tracing.go);
+	// nil means none, at no cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Dispatcher runs calls against a set of tools. It is safe for concurrent
@@ -132,6 +136,7 @@ type Dispatcher struct {
 	breakers *breaker.Set
 	rand     func() float64
 	governor Governor
+	tracer   trace.Tracer // nil: tracing off
 	// maxTimeout is ToolPolicy.MaxTimeout by tool name; read-only.
 	maxTimeout map[string]time.Duration
 }
@@ -139,7 +144,7 @@ type Dispatcher struct {
 // New returns a Dispatcher over tools.
 func New(tools Tools, cfg Config) *Dispatcher {
 	d := &Dispatcher{tools: tools, events: cfg.Events, retry: cfg.Retry.withDefaults(), idem: cfg.Idempotency, rand: cfg.Rand,
-		governor: cfg.Governor}
+		governor: cfg.Governor, tracer: newTracer(cfg.TracerProvider)}
 	if d.rand == nil {
 		d.rand = rand.Float64
 	}
@@ -229,7 +234,7 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 	}
 	x := &dispatch{d: d, c: c, tool: tool}
 	if c.IdempotencyKey != "" {
-		return x.keyed(ctx)
+		return x.keyedTraced(ctx)
 	}
 	return x.execute(ctx)
 }

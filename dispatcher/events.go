@@ -21,6 +21,9 @@ type AttemptEvent struct {
 	Key      string    `json:"key,omitempty"`
 	Attempt  int       `json:"attempt"`
 	Deadline time.Time `json:"deadline"`
+	// TraceID is the call's trace (its OpenTelemetry trace id, hex), when
+	// it has one.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // RetryEvent is published before waiting to retry: the attempt that failed,
@@ -51,6 +54,9 @@ type ResultEvent struct {
 	// execution: whose every waiter did): Kind is what the stopped
 	// attempt ended with, and nobody received it.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// TraceID is the call's trace, when it has one (not on refusals
+	// before any execution).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // BreakerEvent is published on every breaker transition.
@@ -65,7 +71,8 @@ func (x *dispatch) emitAttempt(n int, actx context.Context) {
 		return
 	}
 	deadline, _ := actx.Deadline()
-	x.d.events.PublishFor(x.c.Caller, EventAttempt, AttemptEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Attempt: n, Deadline: deadline})
+	x.d.events.PublishFor(x.c.Caller, EventAttempt, AttemptEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Attempt: n, Deadline: deadline,
+		TraceID: traceID(actx)})
 }
 
 func (x *dispatch) emitRetry(n int, delay time.Duration, derr *DispatchError) {
@@ -82,17 +89,17 @@ func (x *dispatch) emitRetry(n int, delay time.Duration, derr *DispatchError) {
 
 // finishOK and finish publish the execution's result event; finish returns
 // its error for a one-line return.
-func (x *dispatch) finishOK(attempts int) {
+func (x *dispatch) finishOK(ctx context.Context, attempts int) {
 	if x.d.events.Enabled() {
 		x.d.events.PublishFor(x.c.Caller, EventResult, ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: true,
-			Attempts: attempts, DurationMS: ms(time.Since(x.start))})
+			Attempts: attempts, DurationMS: ms(time.Since(x.start)), TraceID: traceID(ctx)})
 	}
 }
 
 func (x *dispatch) finish(ctx context.Context, derr *DispatchError) *DispatchError {
 	if x.d.events.Enabled() {
 		x.d.events.PublishFor(x.c.Caller, EventResult, ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, Kind: derr.Kind,
-			Attempts: derr.Attempts, DurationMS: ms(time.Since(x.start)), Cancelled: cancelled(ctx)})
+			Attempts: derr.Attempts, DurationMS: ms(time.Since(x.start)), Cancelled: cancelled(ctx), TraceID: traceID(ctx)})
 	}
 	return derr
 }
@@ -104,7 +111,7 @@ func (x *dispatch) emitShared(ctx context.Context, o Outcome) {
 		return
 	}
 	e := ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true,
-		Cancelled: o.Err != nil && cancelled(ctx)}
+		Cancelled: o.Err != nil && cancelled(ctx), TraceID: traceID(ctx)}
 	if o.Err != nil {
 		e.Kind = o.Err.Kind
 	}

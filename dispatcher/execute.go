@@ -38,9 +38,11 @@ func (x *dispatch) execute(ctx context.Context) Outcome {
 		// The quota is drawn before the slot is taken: a call waiting
 		// for its upstream's tokens must not hold a slot other tools'
 		// calls could use.
-		actx, derr := x.govern(ctx, n-1)
+		sctx, span := d.attemptSpan(ctx, x.tool, n)
+		actx, derr := x.govern(sctx, n-1)
 		if derr != nil {
 			x.breaker.Record(ticket, breaker.Ignore)
+			endSpan(span, derr)
 			return failed(x.finish(ctx, derr))
 		}
 		slot, derr := d.limits.acquire(actx, x.tool.Name, n-1)
@@ -53,6 +55,7 @@ func (x *dispatch) execute(ctx context.Context) Outcome {
 		// event stream every attempt's end (its retry or result event)
 		// comes before the attempt that takes its slot.
 		delay, final := x.decide(ctx, n, derr)
+		endAttempt(span, derr, delay)
 		if slot != nil {
 			d.limits.release(slot)
 		}
@@ -74,7 +77,7 @@ func (x *dispatch) execute(ctx context.Context) Outcome {
 func (x *dispatch) decide(ctx context.Context, n int, derr *DispatchError) (time.Duration, *DispatchError) {
 	d, c := x.d, x.c
 	if derr == nil {
-		x.finishOK(n)
+		x.finishOK(ctx, n)
 		return 0, nil
 	}
 	if n >= d.retry.MaxAttempts || !retryable(derr, x.tool.Idempotent) || ctx.Err() != nil {

@@ -21,15 +21,18 @@ type Governor interface {
 
 // govern is one attempt's governor draw: no governor, no wait. attempts is
 // how many attempts came before, for the envelope.
-func (x *dispatch) govern(ctx context.Context, attempts int) (context.Context, *DispatchError) {
+func (x *dispatch) govern(ctx context.Context, attempts int) (_ context.Context, derr *DispatchError) {
 	if x.d.governor == nil {
 		return ctx, nil
 	}
 	tool := x.tool
+	span := x.d.governorSpan(ctx, tool, x.c)
 	gctx, err := x.d.governor.Admit(ctx, tool.Name, x.c.Priority)
 	if err == nil {
+		span.End()
 		return gctx, nil
 	}
+	defer func() { endSpan(span, derr) }()
 	var le *governor.LimitError
 	switch {
 	case errors.As(err, &le):

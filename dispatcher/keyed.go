@@ -37,6 +37,7 @@ func (x *dispatch) keyed(ctx context.Context) Outcome {
 		}
 		return d.refused(c, newError(KindInternal, 0, err, "idempotency store: %v", err))
 	}
+	d.markRole(ctx, claim.Leader())
 	if claim.Leader() {
 		// The execution gets its own copy of the dispatch: a hot reload
 		// moves its tool on without changing what the waiters report.
