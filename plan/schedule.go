@@ -138,7 +138,7 @@ func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]str
 		call.IdempotencyKey = key
 		call.OnRetry = r.retries.push
 		go func(id int) {
-			res, err := r.cfg.Dispatcher.Call(ctx, call)
+			res, err := r.cfg.Dispatcher.Call(withStep(ctx, id), call)
 			done <- completion{id: id, result: res, err: err}
 		}(s.ID)
 	}

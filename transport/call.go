@@ -18,7 +18,9 @@ import (
 // dispatch, the audit line, and the result or envelope as a
 // CallToolResult. Tool failures never become JSON-RPC errors: a model must
 // be able to read them.
-func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+	ctx, span := s.startCall(ctx, req)
+	defer func() { endCall(span, res) }()
 	if s.opts.Plans != nil && isPlanTool(req.Params.Name) && s.mayCall(ctx, PlanToolName) {
 		return s.callPlan(ctx, req), nil
 	}
@@ -27,6 +29,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	start := time.Now()
 	p := req.Params
 	c := &callInfo{requestID: newRequestID(), tool: p.Name, caller: callerOf(req), trace: traceparent(p.Meta)}
+	c.traceID, c.spanID = traceIDs(ctx)
 	o := s.dispatch(ctx, c, p)
 	s.audit(c, p, o, time.Since(start))
 	if o.Err != nil {
@@ -51,6 +54,8 @@ type callInfo struct {
 	tool      string
 	caller    string
 	trace     string
+	traceID   string // the call's trace, and its span when tracing is on
+	spanID    string
 	key       string
 	denied    *access.Decision // the access rule that refused the call
 }
@@ -162,6 +167,7 @@ func (s *Server) audit(c *callInfo, p *mcp.CallToolParamsRaw, o dispatcher.Outco
 	if c.trace != "" {
 		attrs = append(attrs, slog.String("traceparent", c.trace))
 	}
+	attrs = traceAttrs(c, attrs)
 	if s.opts.AuditArgs {
 		attrs = append(attrs, slog.String("args", string(p.Arguments)))
 	}

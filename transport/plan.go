@@ -181,8 +181,10 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 	if err != nil {
 		return fail(dispatcher.KindInternal, "encoding the session result: %v", err)
 	}
+	traceID, _ := traceIDs(ctx)
 	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "plan",
 		slog.String("request_id", requestID), slog.String("caller", opts.Caller), slog.String("session_id", res.SessionID),
+		slog.String("trace_id", traceID),
 		slog.String("status", string(res.Status)), slog.String("reason", string(res.Reason)),
 		slog.Int("steps", res.StepsExecuted), slog.Int("replans", res.Replans),
 		slog.Float64("duration_ms", float64(time.Since(start))/float64(time.Millisecond)))
@@ -286,7 +288,9 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 	// A step names its tool as a client would (wire or manifest name) and
 	// reaches only the tools a client may call.
 	var o dispatcher.Outcome
+	ctx, span := ps.s.stepSpan(ctx, c)
 	info := &callInfo{requestID: newRequestID(), caller: c.Caller, trace: ps.trace, key: c.IdempotencyKey}
+	info.traceID, info.spanID = traceIDs(ctx)
 	if tool, derr := ps.s.permitted(ctx, info, c.Tool, nil); derr != nil {
 		o = ps.s.refused(c, derr)
 	} else if release, derr := ps.slots.take(ctx, ps.s.opts.MaxCallsPerCaller); derr != nil {
@@ -298,6 +302,7 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 		release()
 	}
 	info.tool = c.Tool
+	endStep(span, o)
 	ps.s.audit(info, &mcp.CallToolParamsRaw{Name: c.Tool, Arguments: c.Args}, o, time.Since(start))
 	if o.Err != nil {
 		return nil, o.Err

@@ -18,6 +18,7 @@ import (
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/registry"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // name is the server name reported to MCP clients.
@@ -69,6 +70,9 @@ type Options struct {
 	// Access decides which tools each caller may see and call (see
 	// access.go); nil allows every caller every tool.
 	Access *access.Policy
+	// TracerProvider makes a span per tools/call and per toolhost.plan
+	// step (see tracing.go); nil means none.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -87,6 +91,8 @@ type Server struct {
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
 
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
+
+	tracer trace.Tracer // nil: tracing off
 }
 
 // New builds the MCP server: every tool in reg that is not hidden is listed
@@ -106,6 +112,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 		opts:    opts,
 		callers: callerLimit{max: opts.MaxCallsPerCaller},
 		streams: callerLimit{max: opts.MaxStreamsPerCaller},
+		tracer:  newTracer(opts.TracerProvider),
 		mcp: mcp.NewServer(&mcp.Implementation{Name: name, Version: opts.Version},
 			// The SDK logs every session connect and disconnect at Info;
 			// only its warnings are worth a line in our log.

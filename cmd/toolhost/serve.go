@@ -117,6 +117,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	tracing, flushTraces, err := startTracing(ctx, logger)
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
@@ -169,7 +174,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
 	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
-	d := dispatcher.New(live, fl.dispatcherConfig(dispatcherConfig(cfg, idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov}))))
+	d := dispatcher.New(live, fl.dispatcherConfig(dispatcherConfig(cfg, idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov,
+		TracerProvider: tracing.Provider()}))))
 	plans, err := planOptions(ctx, f, rt, bus)
 	if err != nil {
 		return err
@@ -183,7 +189,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller, MaxStreamsPerCaller: f.maxStreams,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
 		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
-		Access: accessPolicy(cfg, tokens, f.stdio, logger),
+		Access:         accessPolicy(cfg, tokens, f.stdio, logger),
+		TracerProvider: tracing.Provider(),
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
