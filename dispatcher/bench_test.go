@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -14,11 +15,15 @@ var noop = registry.HandlerFunc(func(context.Context, json.RawMessage) (json.Raw
 	return json.RawMessage(`{}`), nil
 })
 
+// roomy has room for every new key of a benchmark, however many
+// iterations it runs (the default 10,000 per caller refuses the rest).
+var roomy = idempotency.Limits{MaxKeys: 1 << 30, MaxKeysPerCaller: 1 << 30, MaxBytes: 1 << 40, MaxBytesPerCaller: 1 << 40}
+
 // BenchmarkDispatch measures the dispatcher's own cost on a handler that
 // does nothing: lookup, validation of {}, budget, breaker, slot, timeout,
 // events (no subscriber).
 func BenchmarkDispatch(b *testing.B) {
-	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{})
+	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{IdempotencyLimits: roomy})
 	args := json.RawMessage(`{}`)
 	ctx := context.Background()
 	b.Run("no-key", func(b *testing.B) {
