@@ -50,7 +50,7 @@ func httpRequest(ctx context.Context, mod api.Module, stack []uint64) {
 		stack[0] = api.EncodeI32(-1)
 		return
 	}
-	resp, eerr := call.do(ctx, raw)
+	resp, eerr := call.traced(ctx, raw)
 	stack[0] = api.EncodeI32(int32(len(hold(call, resp, eerr))))
 }
 
@@ -120,6 +120,7 @@ func (c *Call) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.Egre
 	if eerr := g.allow(method, u); eerr != nil {
 		return nil, eerr
 	}
+	describe(ctx, method, u)
 	body := []byte(r.Body)
 	if r.BodyBase64 != "" {
 		if r.Body != "" {
@@ -142,6 +143,7 @@ func (c *Call) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.Egre
 		}
 		req.Header[http.CanonicalHeaderKey(name)] = slices.Clone(vs)
 	}
+	inject(ctx, req.Header)
 	if eerr := g.acquire(ctx, u); eerr != nil {
 		return nil, eerr
 	}
