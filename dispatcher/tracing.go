@@ -79,7 +79,11 @@ func (d *Dispatcher) governorSpan(ctx context.Context, tool *registry.Tool, c Ca
 	if d.tracer == nil {
 		return noSpan
 	}
-	_, span := d.tracer.Start(ctx, SpanGovernor, trace.WithAttributes(AttrTool.String(tool.Name), AttrPriority.String(c.Priority)))
+	_, span := d.tracer.Start(ctx, SpanGovernor, trace.WithAttributes(AttrTool.String(tool.Name)))
+	if c.Priority != "" {
+		// Without one, the governor uses the tool's class: its business.
+		span.SetAttributes(AttrPriority.String(c.Priority))
+	}
 	return span
 }
 
