@@ -34,8 +34,10 @@ import (
 func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
 	tc := m.rt.grants.Call(moduleName(m.Path))
 	ctx = toolhostv1.WithCall(ctx, tc)
+	ctx, notes := m.withNoteCall(ctx, tool)
 	attempt.From(ctx).Enter()
 	res, err := m.call(ctx, tool, args, lim)
+	endNotes(ctx, notes)
 	return res, tc.Blame(err)
 }
 

@@ -233,15 +233,17 @@ func (m *Module) Close(ctx context.Context) error {
 
 // OpenWorld reports whether the module may reach beyond the host (MCP
 // openWorldHint): the operator granted it egress to at least one host, and
-// it imports the egress functions. Without a grant it may still import
-// them, but every request it makes is refused; without the imports a
+// it imports the egress function http_request (progress and log, which
+// reach only the caller, do not count). Without a grant it may still
+// import it, but every request it makes is refused; without the import a
 // grant gives it nothing to call.
 func (m *Module) OpenWorld() bool {
 	if !m.rt.grants.OpenWorld(moduleName(m.Path)) {
 		return false
 	}
 	for _, imp := range m.compiled.ImportedFunctions() {
-		if mod, _, _ := imp.Import(); mod == abi.ImportModule {
+		// Only http_request reaches out: progress and log stay with the caller.
+		if mod, name, _ := imp.Import(); mod == abi.ImportModule && name == abi.ImportHTTPRequest {
 			return true
 		}
 	}

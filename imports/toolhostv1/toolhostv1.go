@@ -1,14 +1,16 @@
 // Package toolhostv1 is the host side of the toolhost_v1 import module
 // (abi.ImportModule), laid out like wazero's imports/wasi_snapshot_preview1:
 // Instantiate registers the module's functions on a wazero.Runtime once,
-// for every guest to import. Today they are governed egress
-// (abi.ImportHTTPRequest, abi.ImportHTTPResponse) as far as the operator's
-// Grant for the calling module allows; the guest's side is abi/guest's
-// Client.
+// for every guest to import: governed egress (abi.ImportHTTPRequest,
+// abi.ImportHTTPResponse) as far as the operator's Grant for the calling
+// module allows, the guest's side being abi/guest's Client; and progress
+// and logs (abi.ImportProgress, abi.ImportLog), which need no grant.
 //
 // The functions are shared by every instance; what one call may do comes
 // from its context: the caller (package host) puts a *Call there with
-// WithCall before running guest code. This package never imports host.
+// WithCall before running guest code (and a *guestnote.Call with
+// guestnote.WithCall for progress and log). This package never imports
+// host.
 package toolhostv1
 
 import (
@@ -58,4 +60,5 @@ func exportFunctions(b wazero.HostModuleBuilder) {
 		WithParameterNames("req_ptr", "req_len").Export(abi.ImportHTTPRequest)
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(httpResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("buf_ptr", "buf_len").Export(abi.ImportHTTPResponse)
+	exportNotes(b) // progress and log
 }

@@ -26,10 +26,12 @@ func TestBuilderExports(t *testing.T) {
 	if c.Name() != abi.ImportModule {
 		t.Errorf("module name %q, want %q", c.Name(), abi.ImportModule)
 	}
-	i32 := api.ValueTypeI32
+	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
 	want := map[string][2][]api.ValueType{
 		abi.ImportHTTPRequest:  {{i32, i32}, {i32}},
 		abi.ImportHTTPResponse: {{i32, i32}, {i32}},
+		abi.ImportProgress:     {{f64, f64, i32, i32}, {i32}},
+		abi.ImportLog:          {{i32, i32, i32}, {i32}},
 	}
 	got := c.ExportedFunctions()
 	if len(got) != len(want) {

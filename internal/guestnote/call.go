@@ -143,7 +143,7 @@ func (c *Call) Log(mem Memory, level int32, ptr, n uint32) abi.NoteStatus {
 	c.counts.LogsSent++
 	c.cfg.Logger.LogAttrs(context.Background(), slogLevel(lv), "guest log",
 		slog.String("module", c.cfg.Module), slog.String("tool", c.cfg.Tool),
-		slog.String("level", lv.String()), slog.String("message", msg))
+		slog.String("guest_level", lv.String()), slog.String("message", msg))
 	if c.cfg.Sink != nil {
 		c.cfg.Sink.Log(lv, msg)
 	}

@@ -143,7 +143,7 @@ func TestLogLimits(t *testing.T) {
 	if strings.Join(r.logs, "|") != strings.Join(want, "|") {
 		t.Errorf("logs %q, want %q", r.logs, want)
 	}
-	if !strings.Contains(logs.String(), `"msg":"guest log","module":"m.wasm","tool":"t","level":"warning","message":"hello"`) {
+	if !strings.Contains(logs.String(), `"msg":"guest log","module":"m.wasm","tool":"t","guest_level":"warning","message":"hello"`) {
 		t.Errorf("the server log lacks the message:\n%s", logs)
 	}
 	if k := c.Report(); k.LogsSent != 3 || k.LogsDropped != 1 || k.Truncated != 1 || k.Invalid != 1 {
