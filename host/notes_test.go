@@ -14,6 +14,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/guestnote"
+	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
 // noteSink keeps the notes a call's caller would get.
@@ -139,4 +140,33 @@ func TestNotesAreNotOpenWorld(t *testing.T) {
 // jsonLogger logs JSON lines, debug and up, into b.
 func jsonLogger(b *syncBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// A Go SDK guest (mathtools' math.primes, which reports after each of its
+// 20 segments) reaches the caller's Sink through guest.Progress and
+// guest.Log. In the bubble the clock stands still, so the rate limit lets
+// through the first progress and the last.
+func TestNotesFromGoGuest(t *testing.T) {
+	rt := newRuntime(t, host.Config{})
+	m, err := rt.LoadFile(context.Background(), testwasm.Go(t, "./tools-src/mathtools"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		sink := &noteSink{}
+		res, err := m.Call(guestnote.WithSink(context.Background(), sink), "math.primes", []byte(`{"below":1000000}`), host.Limits{})
+		if err != nil || string(res) != `{"count":78498,"largest":999983}` {
+			t.Fatalf("result %s, err %v", res, err)
+		}
+		if len(sink.progress) != 2 {
+			t.Fatalf("progress %+v, want the first segment's and the last", sink.progress)
+		}
+		first, last := sink.progress[0], sink.progress[1]
+		if first.Done != 50002 || first.Total != 1e6 || last.Done != 1e6 || last.Total != 1e6 || last.Msg != "78498 primes below 1000000" {
+			t.Errorf("progress %+v", sink.progress)
+		}
+		if len(sink.logs) != 1 || sink.logs[0].Level != abi.LogInfo || !strings.HasPrefix(sink.logs[0].Msg, "sieved 999998 numbers") {
+			t.Errorf("logs %+v", sink.logs)
+		}
+	})
 }

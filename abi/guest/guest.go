@@ -216,6 +216,7 @@ func Dispatch(name string, args []byte) []byte {
 }
 
 func dispatch(name string, args []byte) (resp abi.Response) {
+	defer beginCall()()
 	defer func() {
 		if r := recover(); r != nil {
 			// The stack goes to stderr (the host logs it); the message,

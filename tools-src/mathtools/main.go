@@ -1,6 +1,7 @@
 // Command mathtools is a toolhost tool module for arithmetic a language
 // model should not do in its head: expression evaluation and descriptive
-// statistics, in IEEE 754 double precision. Build it as a WASI reactor:
+// statistics, in IEEE 754 double precision, and counting primes (the
+// example of a tool that reports progress). Build it as a WASI reactor:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugins/mathtools.wasm ./tools-src/mathtools
 package main
@@ -34,6 +35,11 @@ func init() {
 		"standard deviation of a list of numbers, plus the sample standard deviation (divisor n-1) " +
 		"when there are at least two. Use it instead of adding up numbers by hand."
 	guest.Register("math.stats", pure, stats)
+
+	pure.Title = "Count primes"
+	pure.Description = "Counts the prime numbers less than below (at most 20,000,000) and returns the count " +
+		"and the largest of them. It reports its progress as it sieves, and logs a summary."
+	guest.RegisterContext("math.primes", pure, primes)
 }
 
 func main() {}

@@ -12,7 +12,7 @@ import (
 
 func TestManifest(t *testing.T) {
 	pure := tooltest.Flags{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
-	tooltest.CheckManifest(t, map[string]tooltest.Flags{"math.eval": pure, "math.stats": pure})
+	tooltest.CheckManifest(t, map[string]tooltest.Flags{"math.eval": pure, "math.stats": pure, "math.primes": pure})
 }
 
 func TestEval(t *testing.T) {
@@ -99,5 +99,20 @@ func TestStats(t *testing.T) {
 		{Name: "empty list", Tool: "math.stats", Args: `{"values":[]}`,
 			Rejected: true, Kind: abi.KindSchema, Msg: "at least one number"},
 		{Name: "not numbers", Tool: "math.stats", Args: `{"values":["1"]}`, Rejected: true},
+	})
+}
+
+func TestPrimes(t *testing.T) {
+	ok := func(below int, want string) tooltest.Case {
+		return tooltest.Case{Name: fmt.Sprint(below), Tool: "math.primes", Args: fmt.Sprintf(`{"below":%d}`, below), Want: want}
+	}
+	tooltest.Run(t, []tooltest.Case{
+		ok(2, `{"count":0,"largest":0}`),
+		ok(3, `{"count":1,"largest":2}`),
+		ok(30, `{"count":10,"largest":29}`),
+		ok(100, `{"count":25,"largest":97}`),
+		ok(7919, `{"count":999,"largest":7907}`), // 7919 is the 1000th prime: "below" excludes it
+		ok(1_000_000, `{"count":78498,"largest":999983}`),
+		{Name: "too large", Tool: "math.primes", Args: `{"below":20000001}`, Rejected: true, Kind: abi.KindSchema, Msg: "below must be between"},
 	})
 }
