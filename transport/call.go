@@ -30,7 +30,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *m
 	p := req.Params
 	c := &callInfo{requestID: newRequestID(), tool: p.Name, caller: callerOf(req), trace: traceparent(p.Meta)}
 	c.traceID, c.spanID = traceIDs(ctx)
-	o := s.dispatch(ctx, c, p)
+	o := s.dispatch(withClientNotes(ctx, req, c.requestID, true), c, p)
 	s.audit(c, p, o, time.Since(start))
 	if o.Err != nil {
 		return errorResult(o.Err, c.requestID), nil

@@ -173,6 +173,9 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 		Observe:    s.progress(ctx, req),
 		Bounds:     s.bounds(),
 	}
+	// The steps' guest logs reach the client; their progress does not: the
+	// plan's progress token carries the plan's events.
+	ctx = withClientNotes(ctx, req, requestID, false)
 	res, err := plan.New(cfg).Run(ctx, plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: s.capped(file.Limits())})
 	if err != nil {
 		return fail(dispatcher.KindSchema, "%v", err)
