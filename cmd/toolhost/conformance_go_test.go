@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/internal/testwasm"
@@ -43,9 +45,15 @@ func runGoClient(t *testing.T, tr mcp.Transport, sc conformance, logs *syncBuffe
 	ctx := t.Context()
 	changed := make(chan struct{}, 16)
 	progress := make(chan struct{}, 1024)
+	notes := &goNotes{ready: make(chan struct{})}
 	c := mcp.NewClient(&mcp.Implementation{Name: "toolhost-conformance-go", Version: "1.0.0"}, &mcp.ClientOptions{
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if !notes.progress(r.Params) {
+				progress <- struct{}{}
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { notes.log(r.Params) },
 	})
 	cs, err := c.Connect(ctx, tr, nil)
 	if err != nil {
@@ -133,6 +141,17 @@ func runGoClient(t *testing.T, tr mcp.Transport, sc conformance, logs *syncBuffe
 		b, _ := json.Marshal(names)
 		add(tsStep{Step: "list_changed", Tools: b})
 	}
+	if sc.Progress != nil {
+		// 2026-07-28: the log level travels in the request's _meta.
+		p := &mcp.CallToolParams{Name: name(sc.Progress.Tool), Arguments: sc.Progress.Args,
+			Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}}
+		p.SetProgressToken(notesToken)
+		r, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(notes.step(t, sc.Progress.Tool, r))
+	}
 	if sc.Plan != nil {
 		p := &mcp.CallToolParams{Name: name("toolhost.plan"), Arguments: sc.Plan.Args}
 		p.SetProgressToken("plan-progress")
@@ -180,4 +199,83 @@ func addEcho(t *testing.T, plugins string) {
 	if err := os.Rename(tmp, filepath.Join(plugins, "echo.wasm")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// notesToken marks the progress of the scenario's progress call.
+const notesToken = "notes-progress"
+
+// goNotes records what the Go client hears of the progress call, as
+// client.mjs does: the SDK calls the handlers on its own goroutines.
+type goNotes struct {
+	mu       sync.Mutex
+	seen     []*mcp.ProgressNotificationParams
+	messages []*mcp.LoggingMessageParams
+	ready    chan struct{} // closed once the last progress and a guest message came
+	closed   bool
+}
+
+// progress records p if it belongs to the progress call.
+func (n *goNotes) progress(p *mcp.ProgressNotificationParams) bool {
+	if p.ProgressToken != notesToken {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.seen = append(n.seen, p)
+	n.check()
+	return true
+}
+
+func (n *goNotes) log(p *mcp.LoggingMessageParams) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.messages = append(n.messages, p)
+	n.check()
+}
+
+// check closes ready when the last progress (progress == total, which the
+// host always sends) and a message from the guest have come.
+func (n *goNotes) check() {
+	last := len(n.seen) > 0 && n.seen[len(n.seen)-1].Progress == n.seen[len(n.seen)-1].Total
+	guest := false
+	for _, m := range n.messages {
+		guest = guest || m.Logger != "toolhost"
+	}
+	if last && guest && !n.closed {
+		n.closed = true
+		close(n.ready)
+	}
+}
+
+// step is the progress step client.mjs prints. A request's notifications
+// precede its response on its stream, but the SDK hands them to the
+// handlers asynchronously: this waits for them, failing after a generous
+// bound (nothing is asserted about how long they took).
+func (n *goNotes) step(t *testing.T, tool string, r *mcp.CallToolResult) tsStep {
+	t.Helper()
+	select {
+	case <-n.ready:
+	case <-time.After(2 * time.Minute):
+		t.Errorf("the last progress notification or the guest's log message never came")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := tsStep{Step: "progress", Tool: tool, IsError: r.IsError, Progress: len(n.seen), Increasing: true}
+	s.Structured, _ = json.Marshal(r.StructuredContent)
+	for i, p := range n.seen {
+		if i > 0 && p.Progress <= n.seen[i-1].Progress {
+			s.Increasing = false
+		}
+		s.Last = &struct {
+			Progress, Total float64
+			Message         string
+		}{p.Progress, p.Total, p.Message}
+	}
+	for _, m := range n.messages {
+		s.Logs = append(s.Logs, struct {
+			Logger, Level string
+			Data          any
+		}{m.Logger, string(m.Level), m.Data})
+	}
+	return s
 }

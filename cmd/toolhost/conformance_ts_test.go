@@ -44,6 +44,9 @@ type conformance struct {
 	Plan       *struct {
 		Args map[string]any `json:"args"`
 	}
+	// Progress is a call of a tool that reports progress and logs (see
+	// checkProgressStep).
+	Progress *tsCall
 }
 
 // conformanceScenario: every example tool, then an unknown tool and bad
@@ -60,6 +63,7 @@ func conformanceScenario(transport string) conformance {
 		},
 		ListChange: true,
 	}
+	sc.Progress = &tsCall{Tool: "math.primes", Args: json.RawMessage(`{"below":1000000}`)}
 	sc.Plan = &struct {
 		Args map[string]any `json:"args"`
 	}{Args: map[string]any{"goal": "Plan execute replan", "planner": "rules"}}
@@ -104,6 +108,18 @@ type tsStep struct {
 	Tools    json.RawMessage `json:"tools"`
 	Progress int             `json:"progress"`
 	Result   json.RawMessage `json:"result"`
+	// The progress step: the result, the last progress notification,
+	// whether each grew, and the log messages.
+	Structured json.RawMessage `json:"structured"`
+	Last       *struct {
+		Progress, Total float64
+		Message         string
+	} `json:"last"`
+	Increasing bool `json:"increasing"`
+	Logs       []struct {
+		Logger, Level string
+		Data          any
+	} `json:"logs"`
 }
 
 // TestTypeScriptClient drives `toolhost serve` with the official
@@ -119,7 +135,7 @@ func TestTypeScriptClient(t *testing.T) {
 			plugins := conformancePlugins(t)
 			sc := conformanceScenario(transport)
 			scenario := map[string]any{"calls": sc.Calls, "cancels": sc.Cancels, "listChange": sc.ListChange,
-				"plan": sc.Plan}
+				"plan": sc.Plan, "progress": sc.Progress}
 			logs := &syncBuffer{}
 			if transport == "http" {
 				srv := startServer(t, plugins)
@@ -269,7 +285,48 @@ func checkTSSteps(t *testing.T, steps []tsStep, logs *syncBuffer) {
 	if p := byStep["plan"]; len(p) != 1 || p[0].IsError || p[0].Progress == 0 {
 		t.Errorf("plan: %+v, want a result and progress notifications", p)
 	}
+	checkProgressStep(t, byStep["progress"])
 	if a := byStep["alive"]; len(a) != 1 || a[0].IsError {
 		t.Errorf("a last call failed: %+v", a)
 	}
+}
+
+// checkProgressStep: math.primes (a Go SDK guest calling guest.Progress
+// after each of its 20 segments and guest.Log once) reaches the client as
+// notifications/progress on its request, growing, the last one always
+// delivered (the host rate-limits the rest, so how many arrive depends on
+// the machine's speed), and as a notifications/message from the tool.
+func checkProgressStep(t *testing.T, steps []tsStep) {
+	t.Helper()
+	if len(steps) != 1 {
+		t.Fatalf("%d progress steps, want 1", len(steps))
+	}
+	s := steps[0]
+	if s.IsError || !sameJSONText(string(s.Structured), `{"count":78498,"largest":999983}`) {
+		t.Errorf("math.primes: isError %v, result %s", s.IsError, s.Structured)
+	}
+	if s.Progress < 1 || s.Progress > 20 || !s.Increasing || s.Last == nil ||
+		s.Last.Progress != 1e6 || s.Last.Total != 1e6 || s.Last.Message != "78498 primes below 1000000" {
+		t.Errorf("math.primes progress: %d notifications, increasing %v, last %+v; want 1 to 20, growing, ending at 1000000 of 1000000",
+			s.Progress, s.Increasing, s.Last)
+	}
+	found := false
+	for _, l := range s.Logs {
+		if d, _ := l.Data.(string); l.Level == "info" && strings.HasPrefix(d, "sieved 999998 numbers") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("math.primes logged nothing the client heard: %+v", s.Logs)
+	}
+}
+
+func sameJSONText(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
 }

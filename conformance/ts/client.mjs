@@ -12,6 +12,8 @@
 //   listChange true: wait for the test to change the plugins folder and for
 //              notifications/tools/list_changed, then list again
 //   plan       {args}: call toolhost.plan and count progress notifications
+//   progress   {tool, args}: set the log level to info, call the tool with a
+//              progress token, and report its progress and log messages
 //
 // Every step prints one JSON line on stdout; the test reads them in order
 // and answers "await-*" steps on stdin. Tools are named by manifest name in
@@ -111,6 +113,39 @@ async function main() {
     await changed;
     const after = (await client.listTools()).tools;
     emit({ step: 'list_changed', tools: after.map((t) => t._meta?.['toolhost/name'] ?? t.name) });
+  }
+
+  if (spec.progress) {
+    const { LoggingMessageNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    const logs = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+    await client.setLoggingLevel('info');
+    const seen = [];
+    // This SDK runs notification handlers a microtask late but handles a
+    // response at once, so a progress notification read together with
+    // its request's response (stdio reads both in one chunk) finds its
+    // handler gone and is reported through onerror as an "unknown token"
+    // (typescript-sdk#2580). The server did send it, before the response:
+    // count it, as late.
+    const late = [];
+    const onerror = client.onerror;
+    client.onerror = (e) => {
+      const m = /unknown token: (\{.*\})$/s.exec(String(e?.message ?? ''));
+      if (m) late.push(JSON.parse(m[1]).params); else onerror?.(e);
+    };
+    const r = await client.callTool({ name: wire(spec.progress.tool), arguments: spec.progress.args }, undefined, {
+      onprogress: (p) => { seen.push(p); },
+      timeout: 120000,
+    });
+    await new Promise((resolve) => setImmediate(resolve)); // let a late one surface
+    client.onerror = onerror;
+    const all = [...seen, ...late];
+    emit({
+      step: 'progress', tool: spec.progress.tool, isError: r.isError ?? false,
+      structured: r.structuredContent ?? null, progress: all.length, late: late.length, last: all.at(-1) ?? null,
+      increasing: all.every((p, i) => i === 0 || p.progress > all[i - 1].progress),
+      logs: logs.map((l) => ({ logger: l.logger, level: l.level, data: l.data })),
+    });
   }
 
   if (spec.plan) {
