@@ -170,3 +170,36 @@ func TestNotesFromGoGuest(t *testing.T) {
 		}
 	})
 }
+
+// The C SDK's th_progress and th_log (abi/c/toolhost.h), built from
+// source with clang: the statuses come back to the guest, printf-style
+// messages arrive, a progress that does not increase is dropped, and a
+// message over the header's 4 KiB buffer is cut there.
+func TestNotesFromCGuest(t *testing.T) {
+	rt := newRuntime(t, host.Config{})
+	m, err := rt.LoadFile(context.Background(), testwasm.C(t, "host/testdata/cnotes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		sink := &noteSink{}
+		res, err := m.Call(guestnote.WithSink(context.Background(), sink), "c.notes", nil, host.Limits{})
+		if err != nil || string(res) != `[0,1,0,0,0,0,0,0,0]` {
+			t.Fatalf("statuses %s, err %v; want [0,1,0,0,0,0,0,0,0]", res, err)
+		}
+		if len(sink.progress) != 2 || sink.progress[0].Msg != "step 1 of 3" || sink.progress[1].Done != 3 || sink.progress[1].Msg != "" {
+			t.Errorf("progress %+v", sink.progress)
+		}
+		var got []string
+		for _, l := range sink.logs {
+			got = append(got, l.Level.String()+" "+l.Msg[:min(len(l.Msg), 13)])
+		}
+		want := "debug debug message|info info|notice notice|warning warning|error error|info xxxxxxxxxxxxx"
+		if strings.Join(got, "|") != want {
+			t.Errorf("logs %q, want %q", got, want)
+		}
+		if n := len(sink.logs[len(sink.logs)-1].Msg); n != 4095 {
+			t.Errorf("the long message arrived with %d bytes, want 4095 (the header's buffer)", n)
+		}
+	})
+}

@@ -105,6 +105,29 @@ void th_null(th_call *c);
 void th_error(th_call *c, th_kind kind, const char *fmt, ...);
 void th_error_retry(th_call *c, int64_t retry_after_ms, const char *fmt, ...);
 
+/* Log levels for th_log (abi.LogLevel): the MCP severities a tool may use. */
+typedef enum {
+	TH_DEBUG = 0,
+	TH_INFO = 1,
+	TH_NOTICE = 2,
+	TH_WARNING = 3,
+	TH_ERROR = 4
+} th_level;
+
+/* Progress and logs (docs/ABI.md, "Progress and logs"): th_progress tells
+ * the caller that done of total units of work are done (total <= 0:
+ * unknown), with a printf-style message (fmt NULL: none); th_log sends a
+ * printf-style message at level to the caller (if it asked for that
+ * level) and to the server log. They return the host's status (0
+ * accepted, 1 dropped, 2 invalid), which a tool may ignore: they never
+ * fail the call. The host sends at most 10 progress notifications a
+ * second (always the last), at most 100 log messages (64 KiB) per call;
+ * each done must be more than the last. Messages are cut here at 1 KiB
+ * (progress) and 4 KiB (log), as the host would cut them. A module that
+ * never calls them does not import them. */
+int th_progress(th_call *c, double done, double total, const char *fmt, ...);
+int th_log(th_call *c, th_level level, const char *fmt, ...);
+
 #ifdef __cplusplus
 }
 #endif
@@ -339,6 +362,42 @@ void th_error_retry(th_call *c, int64_t retry_after_ms, const char *fmt, ...) {
 	va_start(ap, fmt);
 	th_verror(c, TH_TRANSIENT, retry_after_ms, fmt, ap);
 	va_end(ap);
+}
+
+__attribute__((import_module("toolhost_v1"), import_name("progress")))
+int32_t th_host_progress(double done, double total, const char *msg, int32_t msg_len);
+__attribute__((import_module("toolhost_v1"), import_name("log")))
+int32_t th_host_log(int32_t level, const char *msg, int32_t msg_len);
+
+/* th_format prints fmt into buf (of size n) and returns the length kept. */
+static int32_t th_format(char *buf, size_t n, const char *fmt, va_list ap) {
+	int len;
+	if (!fmt) return 0;
+	len = vsnprintf(buf, n, fmt, ap);
+	if (len < 0) return 0;
+	return (size_t)len >= n ? (int32_t)(n - 1) : (int32_t)len;
+}
+
+int th_progress(th_call *c, double done, double total, const char *fmt, ...) {
+	char msg[1024];
+	int32_t n;
+	va_list ap;
+	(void)c; /* the call being reported on: there is only ever one */
+	va_start(ap, fmt);
+	n = th_format(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return th_host_progress(done, total, msg, n);
+}
+
+int th_log(th_call *c, th_level level, const char *fmt, ...) {
+	char msg[4096];
+	int32_t n;
+	va_list ap;
+	(void)c;
+	va_start(ap, fmt);
+	n = th_format(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return th_host_log((int32_t)level, msg, n);
 }
 
 int th_name_is(const th_call *c, const char *name) {
