@@ -50,16 +50,15 @@ func withClientNotes(ctx context.Context, req *mcp.CallToolRequest, requestID st
 // with each one; the host sees to it within an attempt, and this across a
 // call's attempts (a retry starts its progress over).
 func (n *clientNotes) Progress(done, total float64, msg string) {
-	if n.token == nil {
+	if n.token == nil || n.over() {
 		return
 	}
 	n.mu.Lock()
+	defer n.mu.Unlock() // sent under the lock: in the order accepted
 	if n.sent && done <= n.last {
-		n.mu.Unlock()
 		return
 	}
 	n.sent, n.last = true, done
-	n.mu.Unlock()
 	_ = n.session.NotifyProgress(n.ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: n.token, Progress: done, Total: total, Message: msg,
 		Meta: mcp.Meta{MetaRequestID: n.requestID},
@@ -69,8 +68,29 @@ func (n *clientNotes) Progress(done, total float64, msg string) {
 // Log sends a notifications/message whose logger is the tool's name and
 // whose data is the guest's message.
 func (n *clientNotes) Log(level abi.LogLevel, msg string) {
+	if n.over() {
+		return
+	}
 	_ = n.session.Log(n.ctx, &mcp.LoggingMessageParams{
 		Level: mcp.LoggingLevel(level.String()), Logger: n.tool, Data: msg,
 		Meta: mcp.Meta{MetaRequestID: n.requestID},
 	})
 }
+
+// forStep is the sink of one toolhost.plan step: the plan call's, with
+// the step's tool as the logger. Any other sink is returned as it is.
+func forStep(s guestnote.Sink, tool string) guestnote.Sink {
+	n, ok := s.(*clientNotes)
+	if !ok {
+		return s
+	}
+	return &clientNotes{ctx: n.ctx, session: n.session, tool: tool, requestID: n.requestID}
+}
+
+// over reports whether the request has ended (answered, cancelled or
+// dropped; the SDK cancels its context once it has replied). A keyed
+// execution outlives the request that started it when that caller leaves
+// and others wait on: its notes then go to no one, since a notification
+// for an answered request is an error to some clients (the TypeScript
+// SDK's "unknown token").
+func (n *clientNotes) over() bool { return n.ctx.Err() != nil }

@@ -19,7 +19,7 @@ import (
 // notesServer serves notes.report, a handler that reports as the host
 // does for a guest: two progress notes, one that does not increase (a
 // retry's restart), and a log message, through the Sink in its context.
-func notesServer(t *testing.T) *harness {
+func notesServer(t *testing.T, plans ...*transport.PlanOptions) *harness {
 	t.Helper()
 	report := registry.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 		if s := guestnote.SinkFrom(ctx); s != nil {
@@ -35,8 +35,11 @@ func notesServer(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{srv: transport.New(dispatcher.New(reg, dispatcher.Config{}), reg,
-		transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})}
+	o := transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)}
+	if len(plans) > 0 {
+		o.Plans = plans[0]
+	}
+	return &harness{srv: transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, o)}
 }
 
 // A guest's notes reach an MCP client of either revision on its request:
@@ -99,4 +102,103 @@ func TestGuestNotesReachTheClient(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A keyed execution outlives the request that started it when that caller
+// leaves and another waits on: its later notes go to no one. The first
+// caller's request is over; a progress for it would reach its client after
+// the cancellation, which some clients treat as a protocol error.
+func TestGuestNotesAfterTheRequestEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		entered, release := make(chan struct{}), make(chan struct{})
+		gate := registry.HandlerFunc(func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			entered <- struct{}{}
+			<-release
+			if s := guestnote.SinkFrom(ctx); s != nil {
+				s.Progress(1, 2, "after the first caller left")
+				s.Log(abi.LogError, "after the first caller left")
+			}
+			return json.RawMessage(`{}`), nil
+		})
+		reg, err := registry.New([]*registry.Tool{{Name: "notes.gate", InputSchema: json.RawMessage(`{"type":"object"}`),
+			Timeout: time.Minute, Handler: gate}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &harness{srv: transport.New(dispatcher.New(reg, dispatcher.Config{}), reg,
+			transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})}
+		heard := make(chan string, 8)
+		first := h.clientAt(t, transport.Revision20251125, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { heard <- r.Params.Message },
+			LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { heard <- r.Params.Logger },
+		})
+		if err := first.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		second := h.clientAt(t, transport.Revision20251125)
+		meta := func() mcp.Meta { return mcp.Meta{transport.MetaIdempotencyKey: "k"} }
+
+		ctx1, cancel1 := context.WithCancel(t.Context())
+		p1 := &mcp.CallToolParams{Name: "notes.gate", Arguments: map[string]any{}, Meta: meta()}
+		p1.SetProgressToken("first")
+		done1 := make(chan error, 1)
+		go func() { _, err := first.CallTool(ctx1, p1); done1 <- err }()
+		<-entered
+		done2 := make(chan error, 1)
+		go func() {
+			_, err := second.CallTool(t.Context(), &mcp.CallToolParams{Name: "notes.gate", Arguments: map[string]any{}, Meta: meta()})
+			done2 <- err
+		}()
+		synctest.Wait() // the second call has joined the execution
+		cancel1()
+		<-done1
+		synctest.Wait() // the server has read the cancellation
+		close(release)
+		if err := <-done2; err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if len(heard) > 0 {
+			t.Errorf("the first caller, gone, still heard %q", <-heard)
+		}
+	})
+}
+
+// Inside toolhost.plan a step's log messages reach the plan's caller, with
+// the step's tool as the logger; its progress does not (the plan's token
+// carries the plan's events, and only those).
+func TestGuestNotesInAPlan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := notesServer(t, &transport.PlanOptions{})
+		progress := make(chan *mcp.ProgressNotificationParams, 64)
+		logs := make(chan *mcp.LoggingMessageParams, 64)
+		cs := h.clientAt(t, transport.Revision20260728, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params },
+			LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params },
+		})
+		p := &mcp.CallToolParams{Name: transport.PlanToolName, Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"},
+			Arguments: json.RawMessage(`{"goal":"report","steps":[{"id":1,"tool_name":"notes.report","args":{}}]}`)}
+		p.SetProgressToken("plan")
+		if res, err := cs.CallTool(t.Context(), p); err != nil || res.IsError {
+			t.Fatalf("plan: %v %+v", err, res)
+		}
+		synctest.Wait()
+		if len(progress) == 0 {
+			t.Fatal("no plan progress")
+		}
+		for len(progress) > 0 {
+			if n := <-progress; n.Meta[transport.MetaPlanEvent] == nil {
+				t.Errorf("a progress notification that is not a plan event: %+v", n)
+			}
+		}
+		found := false
+		for len(logs) > 0 {
+			if l := <-logs; l.Logger == "notes.report" && l.Data == "hello" {
+				found = true
+			}
+		}
+		if !found {
+			t.Error("the step's log message did not reach the plan's caller")
+		}
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/internal/guestnote"
 	"github.com/toolhost/toolhost/plan"
 )
 
@@ -301,6 +302,9 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 		o = dispatcher.Outcome{Err: derr, Cancelled: errors.Is(ctx.Err(), context.Canceled)}
 	} else {
 		c.Tool = tool
+		if sink := guestnote.SinkFrom(ctx); sink != nil {
+			ctx = guestnote.WithSink(ctx, forStep(sink, tool)) // the step's tool logs as itself
+		}
 		o = ps.s.d.Do(ctx, c)
 		release()
 	}
