@@ -32,6 +32,7 @@ type Module struct {
 	rt       *Runtime
 	compiled wazero.CompiledModule
 	minBytes uint64
+	notes    bool // imports toolhost_v1.progress or log
 }
 
 // export is a function export the ABI requires, with its signature.
@@ -117,6 +118,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 		return fail(nil, "%s%s", shapeNote, reason)
 	}
 	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
+	m.notes = importsNotes(compiled)
 	if m.minBytes > r.cfg.Limits.MemoryBytes {
 		_ = compiled.Close(ctx)
 		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)

@@ -48,9 +48,10 @@ type Call struct {
 
 	sent     bool // a progress was sent
 	lastSent time.Time
-	last     float64 // the last accepted progress
-	accepted bool    // a progress was accepted
-	held     *progressNote
+	last     float64      // the last accepted progress
+	accepted bool         // a progress was accepted
+	held     progressNote // the progress the rate limit holds back, when holding
+	holding  bool
 
 	logs, logBytes int
 	counts         Counts
@@ -95,15 +96,15 @@ func (c *Call) Progress(mem Memory, done, total float64, ptr, n uint32) abi.Note
 	p := progressNote{done, total, msg}
 	now := c.cfg.Now()
 	if c.sent && now.Sub(c.lastSent) < c.lim.ProgressInterval {
-		if c.held != nil {
+		if c.holding {
 			c.counts.ProgressCoalesced++
 		}
-		c.held = &p
+		c.held, c.holding = p, true
 		return abi.NoteAccepted
 	}
-	if c.held != nil {
+	if c.holding {
 		c.counts.ProgressCoalesced++ // superseded by p
-		c.held = nil
+		c.holding = false
 	}
 	c.send(p, now)
 	return abi.NoteAccepted
@@ -170,10 +171,9 @@ func (c *Call) message(mem Memory, ptr, n uint32, limit int) (string, bool) {
 // progress a call reports always reaches its caller. The host calls it
 // when the guest has returned, before the call's result goes back.
 func (c *Call) Flush() {
-	if c.held != nil {
-		p := *c.held
-		c.held = nil
-		c.send(p, c.cfg.Now())
+	if c.holding {
+		c.holding = false
+		c.send(c.held, c.cfg.Now())
 	}
 }
 
