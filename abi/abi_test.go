@@ -127,3 +127,15 @@ func contractError(t *testing.T, err error, what string, want ...string) {
 		}
 	}
 }
+
+func TestLogLevel(t *testing.T) {
+	for l, want := range map[abi.LogLevel]string{abi.LogDebug: "debug", abi.LogInfo: "info", abi.LogNotice: "notice",
+		abi.LogWarning: "warning", abi.LogError: "error", -1: "error", 5: "error", 99: "error"} {
+		if got := l.String(); got != want {
+			t.Errorf("LogLevel(%d).String() = %q, want %q", l, got, want)
+		}
+		if valid := l >= 0 && l <= 4; l.Valid() != valid {
+			t.Errorf("LogLevel(%d).Valid() = %v", l, l.Valid())
+		}
+	}
+}
