@@ -248,7 +248,9 @@ func TestTaskKeyedJoin(t *testing.T) {
 			t.Fatalf("second task with the key is %s, want %s", again, id)
 		}
 		plain := make(chan *mcp.CallToolResult)
-		go func() { plain <- h.call(t, "block.wait", map[string]any{"n": 1}, mcp.Meta{transport.MetaIdempotencyKey: "job-7"}) }()
+		go func() {
+			plain <- h.call(t, "block.wait", map[string]any{"n": 1}, mcp.Meta{transport.MetaIdempotencyKey: "job-7"})
+		}()
 		synctest.Wait()
 		h.release <- struct{}{}
 		if res := <-plain; res.IsError {
