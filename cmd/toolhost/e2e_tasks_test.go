@@ -1,0 +1,37 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/dispatcher"
+)
+
+// `toolhost call --task` runs a call as an MCP task against a real server
+// and ends as `call` does: the result on stdout and exit 0, or the
+// envelope (the last line on stderr, after the progress lines) and exit 1.
+func TestCLICallTask(t *testing.T) {
+	srv := startServer(t, pluginsDir(t))
+	out, errOut, code := srv.cli(t, "call", "--task", "text.count", `{"text":"a b c"}`)
+	if code != 0 || !strings.Contains(out, `"words":3`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "task task-") || !strings.Contains(errOut, ": completed") {
+		t.Fatalf("stderr %q, want progress lines ending completed", errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		kind dispatcher.Kind
+	}{
+		{[]string{"call", "--task", "--timeout", "150ms", "sleep", `{"ms":60000}`}, dispatcher.KindTimeout},
+		{[]string{"call", "--task", "nope"}, dispatcher.KindNotFound},
+	} {
+		out, errOut, code := srv.cli(t, tc.args...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		var de dispatcher.DispatchError
+		if code != 1 || out != "" || json.Unmarshal([]byte(lines[len(lines)-1]), &de) != nil || de.Kind != tc.kind {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want the %s envelope last on stderr", tc.args, code, out, errOut, tc.kind)
+		}
+	}
+}
