@@ -350,3 +350,28 @@ func (h *harness) callOn(t *testing.T, cs *mcp.ClientSession, tool string, meta 
 	}
 	return res
 }
+
+// Over stdio, a 2025-11-25 tools/call with params.task (which the SDK's
+// params type has no field for) becomes a task, and tasks/result answers
+// its result; without params.task the call is answered at once.
+func TestTaskParamOverStdio(t *testing.T) {
+	p := servePipes(t, 0)
+	p.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"text_count","arguments":{"text":"a b"},"task":{"ttl":1000},"_meta":{"progressToken":"p"}}}`)
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+			Status string `json:"status"`
+		} `json:"task"`
+	}
+	if a := p.recv(t); a.Error != nil || json.Unmarshal(a.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with params.task: %s %+v, want a CreateTaskResult", a.Result, a.Error)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+created.Task.TaskID+`"}}`)
+	if a := p.recv(t); a.Error != nil || !strings.Contains(string(a.Result), `\"words\":2`) {
+		t.Fatalf("tasks/result: %s %+v", a.Result, a.Error)
+	}
+	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"text_count","arguments":{"text":"a b"}}}`)
+	if a := p.recv(t); a.Error != nil || !strings.Contains(string(a.Result), `"words":2`) {
+		t.Fatalf("tools/call without params.task: %s %+v", a.Result, a.Error)
+	}
+}
