@@ -215,7 +215,8 @@ func taskStoreError(err error, key string) *dispatcher.DispatchError {
 // is stored as the task's; a cancelled run leaves the task as tasks/cancel
 // set it (cancelled).
 func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string) {
-	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)))
+	ctx := context.WithValue(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)), taskIDKey{}, id)
+	ctx, cancel := context.WithCancel(ctx)
 	s.taskRuns.add(id, cancel)
 	call := *req
 	params := *req.Params
@@ -275,6 +276,21 @@ func (s *Server) watchCancel(ctx context.Context, id string, cancel context.Canc
 			return
 		}
 	}
+}
+
+type taskIDKey struct{}
+
+// withRelatedTask adds to meta the task whose run ctx belongs to, if any:
+// 2025-11-25 wants every notification about a task to name it (progress
+// notifications of a task's call, for one).
+func withRelatedTask(ctx context.Context, meta mcp.Meta) mcp.Meta {
+	if id, ok := ctx.Value(taskIDKey{}).(string); ok {
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[MetaRelatedTask] = map[string]any{"taskId": id}
+	}
+	return meta
 }
 
 func newTaskID() string {

@@ -1,6 +1,7 @@
 package transport_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -38,15 +39,15 @@ type taskReply struct {
 }
 
 // taskClient connects a client that can send the tasks/* methods to h's
-// server at version; caps, when set, are the client's capabilities.
-func (h *harness) taskClient(t *testing.T, version string, caps *mcp.ClientCapabilities) *mcp.ClientSession {
+// server at version, with the client options opts (nil: none).
+func (h *harness) taskClient(t *testing.T, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := h.srv.Connect(t.Context(), st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "task-test", Version: "v0"}, &mcp.ClientOptions{Capabilities: caps})
+	c := mcp.NewClient(&mcp.Implementation{Name: "task-test", Version: "v0"}, opts)
 	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
 		if err := mcp.AddSendingCustomMethod[*taskIDParams, *taskReply](c, m); err != nil {
 			t.Fatal(err)
@@ -270,11 +271,24 @@ func TestTaskKeyedJoin(t *testing.T) {
 func TestTaskPlan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, transport.Options{Plans: &transport.PlanOptions{}, Logger: slog.New(slog.DiscardHandler)})
-		cs := h.taskClient(t, transport.Revision20251125, nil)
+		related := make(chan any, 64)
+		cs := h.taskClient(t, transport.Revision20251125, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				related <- req.Params.Meta[transport.MetaRelatedTask]
+			}})
 		plan := map[string]any{"goal": "count", "steps": []any{
 			map[string]any{"id": 1, "tool_name": "text.count", "args": map[string]any{"text": "one two three"}}}}
-		id := startTask(t, cs, transport.PlanWireName, plan, nil)
+		id := startTask(t, cs, transport.PlanWireName, plan, mcp.Meta{"progressToken": "plan-1"})
 		res := mustTask(t, cs, "tasks/result", id)
+		synctest.Wait()
+		if len(related) == 0 {
+			t.Fatal("no progress notification from the plan task")
+		}
+		for len(related) > 0 {
+			if r, _ := (<-related).(map[string]any); r["taskId"] != id {
+				t.Fatalf("a progress notification of the task names %v, want task %s", r, id)
+			}
+		}
 		var session struct {
 			Status  string `json:"status"`
 			History []struct {
@@ -300,7 +314,7 @@ func TestTasks20260728(t *testing.T) {
 		h := start(t)
 		caps := &mcp.ClientCapabilities{}
 		caps.AddExtension(transport.ExtTasks, nil)
-		cs := h.taskClient(t, transport.Revision20260728, caps)
+		cs := h.taskClient(t, transport.Revision20260728, &mcp.ClientOptions{Capabilities: caps})
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "block.wait", Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
