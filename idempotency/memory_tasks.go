@@ -15,7 +15,8 @@ type taskTable struct {
 	aliases map[string]string // alias → task id
 	callers map[string]*usage // usage.kept unused here
 	total   usage
-	ended   []*taskEntry // terminal tasks in expiry order (one TTL for all)
+	ended   []*taskEntry // terminal tasks in expiry order (one TTL for all), from head
+	head    int
 	timer   *time.Timer
 	timerAt time.Time
 }
@@ -150,28 +151,32 @@ func (tt *taskTable) unalias(e *taskEntry) {
 }
 
 // evict forgets the terminal tasks expired at now; they are in expiry
-// order, so this costs only what it drops.
+// order, so this costs only what it drops (and, now and then, moving the
+// queue's live half down so that it does not grow).
 func (tt *taskTable) evict(now time.Time) {
-	n := 0
-	for ; n < len(tt.ended) && !now.Before(tt.ended[n].Expires); n++ {
-		e := tt.ended[n]
+	for ; tt.head < len(tt.ended) && !now.Before(tt.ended[tt.head].Expires); tt.head++ {
+		e := tt.ended[tt.head]
 		tt.unalias(e)
 		delete(tt.byID, e.ID)
 		tt.charge(e.Caller, -1, -e.bytes)
-		tt.ended[n] = nil
+		tt.ended[tt.head] = nil
 	}
-	if n > 0 {
-		tt.ended = append(tt.ended[:0:0], tt.ended[n:]...)
+	switch {
+	case tt.head == len(tt.ended):
+		tt.ended, tt.head = tt.ended[:0], 0
+	case tt.head > 64 && tt.head*2 > len(tt.ended):
+		tt.ended = append(tt.ended[:0:0], tt.ended[tt.head:]...)
+		tt.head = 0
 	}
 }
 
 // arm sets a timer for the oldest terminal task, so expired results leave
 // memory even when no request comes.
 func (tt *taskTable) arm(now time.Time) {
-	if len(tt.ended) == 0 || tt.ended[0].Expires.Equal(tt.timerAt) {
+	if tt.head == len(tt.ended) || tt.ended[tt.head].Expires.Equal(tt.timerAt) {
 		return
 	}
-	at := tt.ended[0].Expires
+	at := tt.ended[tt.head].Expires
 	tt.timerAt = at
 	if tt.timer == nil {
 		tt.timer = time.AfterFunc(at.Sub(now), tt.expire)

@@ -3,6 +3,8 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,4 +68,56 @@ func TestMemoryTaskLimit(t *testing.T) {
 	if _, _, err := m.CreateTask(ctx, idempotency.Task{ID: "4", Caller: "b"}, ""); err != nil {
 		t.Fatalf("another caller: %v", err)
 	}
+}
+
+// Hammer: 8 goroutines × 200 tasks each, sharing aliases, created,
+// finished (some unaliased), read and expired at once. Run under -race.
+// Once everything has expired the books are back to zero: a caller may
+// hold exactly its bound of tasks again.
+func TestMemoryTaskHammer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		const perCaller = 1000
+		m := idempotency.NewMemoryWith(idempotency.MemoryOptions{TTL: time.Second, Limits: idempotency.Limits{MaxKeysPerCaller: perCaller}})
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				caller := fmt.Sprintf("c%d", g%2)
+				for i := range 200 {
+					id := fmt.Sprintf("t%d-%d", g, i)
+					got, created, err := m.CreateTask(ctx, idempotency.Task{ID: id, Caller: caller, Fingerprint: "fp"}, fmt.Sprintf("%s\x00k%d", caller, i%7))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if created {
+						end := idempotency.TaskEnd{Status: idempotency.TaskCompleted, Result: []byte(`1`), Unalias: i%3 == 0}
+						if _, err := m.FinishTask(ctx, id, end); err != nil {
+							t.Error(err)
+						}
+					}
+					if _, err := m.GetTask(ctx, got.ID); err != nil && !errors.Is(err, idempotency.ErrTaskNotFound) {
+						t.Error(err)
+					}
+					if i%50 == 0 {
+						time.Sleep(300 * time.Millisecond)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := m.TaskCount(); n != 0 {
+			t.Fatalf("%d tasks held after every one expired", n)
+		}
+		for i := range perCaller {
+			if _, _, err := m.CreateTask(ctx, idempotency.Task{ID: fmt.Sprint("again", i), Caller: "c0"}, ""); err != nil {
+				t.Fatalf("task %d of %d after expiry: %v (the books leak)", i+1, perCaller, err)
+			}
+		}
+		if _, _, err := m.CreateTask(ctx, idempotency.Task{ID: "one-more", Caller: "c0"}, ""); err == nil {
+			t.Fatal("a task over the bound was taken")
+		}
+	})
 }
