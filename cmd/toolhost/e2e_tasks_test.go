@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/toolhost/toolhost/dispatcher"
@@ -34,4 +39,34 @@ func TestCLICallTask(t *testing.T) {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want the %s envelope last on stderr", tc.args, code, out, errOut, tc.kind)
 		}
 	}
+}
+
+// Ctrl-C on `toolhost call --task` cancels the task: the guest stops (the
+// server's audit line says cancelled) and the CLI exits 1 with an envelope
+// saying the task was cancelled.
+func TestCLICallTaskInterrupt(t *testing.T) {
+	srv := startServer(t, pluginsDir(t))
+	cmd := exec.Command(buildCLI(t), "call", "--task", "sleep", `{"ms":60000}`)
+	cmd.Env = append(os.Environ(), "TOOLHOST_URL="+srv.url)
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLog(t, stderr, "task task-", ": working", 1)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want 1; stderr %q", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	var de dispatcher.DispatchError
+	if json.Unmarshal([]byte(lines[len(lines)-1]), &de) != nil || !strings.Contains(de.Message, "was cancelled") || stdout.Len() != 0 {
+		t.Fatalf("stdout %q, stderr %q; want the envelope saying the task was cancelled", stdout.String(), stderr.String())
+	}
+	waitForLog(t, srv.stderr, `"tool":"sleep"`, `"outcome":"cancelled"`, 1)
 }
