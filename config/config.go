@@ -92,6 +92,9 @@ type Dispatch struct {
 	// IdempotencyTTL (idempotency_ttl) is how long a completed outcome is
 	// replayed to a call with the same idempotency key.
 	IdempotencyTTL time.Duration
+	// TaskOfferAfter (task_offer_after): tools whose timeout is longer
+	// are offered to MCP clients as tasks (see TaskOfferAfter).
+	TaskOfferAfter time.Duration
 }
 
 // Tool is a [tools."NAME"] section: the operator's word on one tool. It is

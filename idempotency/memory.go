@@ -41,6 +41,8 @@ type Memory struct {
 	kept    fifo        // completed entries kept for replay, oldest first
 	timer   *time.Timer // fires when kept's oldest expires
 	timerAt time.Time   // when timer is set to fire; zero when stopped
+
+	tasks taskTable // MCP task state (memory_tasks.go)
 }
 
 // usage is what one caller (or the store) holds.

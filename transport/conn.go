@@ -60,6 +60,9 @@ func (c *countingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	switch {
 	case req.Method == "tools/call" && req.ID.IsValid():
+		if params, ok := liftTaskParam(req.Params); ok { // see tasks.go
+			req.Params = params
+		}
 		c.mu.Lock()
 		if _, dup := c.pending[req.ID]; !dup {
 			c.pending[req.ID] = false

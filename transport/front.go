@@ -75,6 +75,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if single && msg.method == "notifications/cancelled" {
 		body = rewriteCancelled(msg.fields, body)
 	}
+	if single && msg.method == "tools/call" {
+		body = liftTaskBody(msg.fields, body) // see tasks.go
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	f.route(stateless, single && msg.method == "subscriptions/listen").ServeHTTP(w, r)

@@ -33,6 +33,12 @@ var served = map[string]struct{ legacy, stateless bool }{
 	"tools/call":           {legacy: true, stateless: true},
 	"server/discover":      {stateless: true},
 	"subscriptions/listen": {stateless: true},
+	// MCP Tasks (tasks.go): 2025-11-25's experimental Tasks and the
+	// 2026-07-28 extension.
+	"tasks/get":    {legacy: true, stateless: true},
+	"tasks/cancel": {legacy: true, stateless: true},
+	"tasks/result": {legacy: true},
+	"tasks/update": {stateless: true},
 }
 
 // serves reports whether a request method is answered at a revision.

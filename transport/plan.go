@@ -270,7 +270,7 @@ func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest) func(pl
 			ProgressToken: token,
 			Progress:      float64(e.Seq),
 			Message:       strings.TrimSuffix(line.String(), "\n"),
-			Meta:          mcp.Meta{MetaPlanEvent: e},
+			Meta:          withRelatedTask(ctx, mcp.Meta{MetaPlanEvent: e}),
 		})
 		if err != nil {
 			s.logger.Debug("plan progress notification not sent", "err", err)

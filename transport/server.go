@@ -73,6 +73,9 @@ type Options struct {
 	// TracerProvider makes a span per tools/call and per toolhost.plan
 	// step (see tracing.go); nil means none.
 	TracerProvider trace.TracerProvider
+	// Tasks configures MCP Tasks (see tasks.go); served whenever the
+	// dispatcher's idempotency store keeps tasks, as both of toolhost's do.
+	Tasks TaskOptions
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -93,6 +96,8 @@ type Server struct {
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 
 	tracer trace.Tracer // nil: tracing off
+
+	taskRuns taskRuns // MCP tasks running here (tasks.go)
 }
 
 // New builds the MCP server: every tool in reg that is not hidden is listed
@@ -127,6 +132,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// Last, so outermost: a result takes its revision's shape after the
 	// others (access filtering included) have made it.
 	s.mcp.AddReceivingMiddleware(revisionShape)
+	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s

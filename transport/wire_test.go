@@ -25,7 +25,8 @@ var update = flag.Bool("update", false, "rewrite the response sections of testda
 
 // TestWire replays the exchanges of testdata/wire/*.txtar against the
 // Streamable HTTP handler and compares the answers byte for byte (after
-// indenting JSON and masking random request ids).
+// indenting JSON and masking random request ids, and task ids, times and
+// TTLs: see maskTask).
 //
 // A file is a comment, then pairs of sections:
 //
@@ -71,14 +72,14 @@ func runWire(t *testing.T, path string) {
 	ts := httptest.NewServer(srv.HTTPHandler())
 	defer ts.Close()
 
-	session := ""
+	session, task := "", ""
 	changed := false
 	for i := 0; i < len(sections); i += 2 {
 		req, resp := sections[i], sections[i+1]
 		if req.name != "request" || resp.name != "response" {
 			t.Fatalf("%s: section %d is %q then %q, want request then response", path, i, req.name, resp.name)
 		}
-		got := exchange(t, ts.URL+"/mcp", strings.ReplaceAll(req.data, "$SESSION", session), &session)
+		got := maskTask(exchange(t, ts.URL+"/mcp", strings.ReplaceAll(strings.ReplaceAll(req.data, "$SESSION", session), "$TASK", task), &session), &task)
 		if got != resp.data {
 			if *update {
 				sections[i+1].data = got

@@ -20,6 +20,7 @@ type callFlags struct {
 	key      string
 	budget   int
 	priority string
+	task     bool
 }
 
 func newCallCmd() *cobra.Command {
@@ -35,7 +36,8 @@ stderr and the exit code is 1.`,
 		Example: `  toolhost call text_count '{"text":"a b c"}'
   toolhost call text.count '{"text":"a b c"}'    # the manifest name works too
   echo '{"expr":"2^10"}' | toolhost call math.eval -
-  toolhost call --timeout 2s --idempotency-key order-42 hash.sha256 '{"text":"x"}'`,
+  toolhost call --timeout 2s --idempotency-key order-42 hash.sha256 '{"text":"x"}'
+  toolhost call --task web.fetch '{"url":"https://example.com"}'   # run as an MCP task, polling`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runCall(cmd, f, args)
@@ -46,6 +48,7 @@ stderr and the exit code is 1.`,
 	cmd.Flags().StringVar(&f.key, "idempotency-key", "", "deduplicate: calls with one key share one execution")
 	cmd.Flags().IntVar(&f.budget, "budget", -1, "attempts you can afford (toolhost/budget); 0 fails fast; default: no budget")
 	cmd.Flags().StringVar(&f.priority, "priority", "", "governor priority class: critical, interactive, normal or background (toolhost/priority)")
+	cmd.Flags().BoolVar(&f.task, "task", false, "run it as an MCP task: start it, poll with a progress line on stderr, print the result; Ctrl-C cancels it (see calltask.go)")
 	return cmd
 }
 
@@ -72,6 +75,9 @@ func runCall(cmd *cobra.Command, f callFlags, args []string) error {
 		meta[transport.MetaPriority] = f.priority
 	}
 	ctx := cmd.Context()
+	if f.task {
+		return runCallTask(cmd, f, args[0], raw, meta)
+	}
 	cs, err := connect(ctx, f.server)
 	if err != nil {
 		return fail(clientFault(err))

@@ -31,7 +31,11 @@ func addServerFlag(cmd *cobra.Command, dst *string) {
 // connect opens an MCP session to url. Reconnection retries are off: a
 // shell command should fail fast when the server is not there.
 func connect(ctx context.Context, url string) (*mcp.ClientSession, error) {
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolhost-cli", Version: version}, nil)
+	return connectWith(ctx, url, mcp.NewClient(&mcp.Implementation{Name: "toolhost-cli", Version: version}, nil))
+}
+
+// connectWith is connect with a client of the caller's making.
+func connectWith(ctx context.Context, url string, client *mcp.Client) (*mcp.ClientSession, error) {
 	note := &refusalNote{next: httpClient().Transport}
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
 		DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: note}}, nil)

@@ -191,6 +191,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
 		Access:         accessPolicy(cfg, tokens, f.stdio, logger),
 		TracerProvider: tracing.Provider(),
+		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {

@@ -179,3 +179,58 @@ func BenchmarkKeyedClaim(b *testing.B) {
 		run(b, s)
 	})
 }
+
+// The Redis store keeps the task contract, the stores as replicas.
+func TestRedisTasksContract(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunTasks(t, func(t *testing.T, n int) []idempotency.Tasks {
+		flush(t, srv)
+		stores, _ := replicas(t, srv, n, redisstore.Options{})
+		out := make([]idempotency.Tasks, n)
+		for i, s := range stores {
+			out[i] = s
+		}
+		return out
+	})
+}
+
+// A task's expiry is set in Redis, on Redis's clock: a working task holds
+// the lease (renewed by its replica), a terminal one the TTL from its
+// end, and its alias goes with it.
+func TestRedisTaskExpiry(t *testing.T) {
+	srv := redistest.Start(t)
+	stores, conns := replicas(t, srv, 1, redisstore.Options{TTL: time.Hour, Lease: 10 * time.Minute})
+	s, c := stores[0], conns[0]
+	ctx := context.Background()
+	pttl := func(key string) time.Duration {
+		d, err := c.Client.PTTL(ctx, c.Key(key)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if _, _, err := s.CreateTask(ctx, idempotency.Task{ID: "x", Caller: "a"}, "a\x00k"); err != nil {
+		t.Fatal(err)
+	}
+	if d := pttl("idem:task:x"); d <= 0 || d > 10*time.Minute {
+		t.Fatalf("working task expiry %v, want the lease (10m)", d)
+	}
+	end, err := s.FinishTask(ctx, "x", idempotency.TaskEnd{Status: idempotency.TaskCompleted, Result: []byte(`1`)})
+	if err != nil || !end.Expires.Equal(end.Updated.Add(time.Hour)) {
+		t.Fatalf("finish: %+v, %v", end, err)
+	}
+	for _, key := range []string{"idem:task:x", "idem:talias:a\x00k"} {
+		if d := pttl(key); d <= 10*time.Minute || d > time.Hour {
+			t.Fatalf("%q expires in %v, want the TTL (1h)", key, d)
+		}
+	}
+	if err := c.Client.Del(ctx, c.Key("idem:task:x")).Err(); err != nil { // as Redis does at expiry
+		t.Fatal(err)
+	}
+	if _, err := s.GetTask(ctx, "x"); !errors.Is(err, idempotency.ErrTaskNotFound) {
+		t.Fatalf("expired task: %v, want ErrTaskNotFound", err)
+	}
+	if g, created, err := s.CreateTask(ctx, idempotency.Task{ID: "y", Caller: "a"}, "a\x00k"); err != nil || !created {
+		t.Fatalf("alias of an expired task: %+v %v %v, want a new task", g, created, err)
+	}
+}

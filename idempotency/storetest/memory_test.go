@@ -18,3 +18,15 @@ func TestMemoryContract(t *testing.T) {
 		return out
 	})
 }
+
+// The in-memory store keeps the task contract.
+func TestMemoryTasksContract(t *testing.T) {
+	storetest.RunTasks(t, func(t *testing.T, n int) []idempotency.Tasks {
+		m := idempotency.NewMemory(0)
+		out := make([]idempotency.Tasks, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}

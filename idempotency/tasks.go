@@ -1,0 +1,146 @@
+package idempotency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TaskStatus is where a task is in its life: working, then one of the
+// terminal statuses, which never change again.
+type TaskStatus string
+
+// The statuses of a task (those of MCP Tasks).
+const (
+	TaskWorking   TaskStatus = "working"
+	TaskCompleted TaskStatus = "completed"
+	TaskFailed    TaskStatus = "failed"
+	TaskCancelled TaskStatus = "cancelled"
+)
+
+// Terminal reports whether s is a status a task ends in.
+func (s TaskStatus) Terminal() bool { return s != TaskWorking && s != "" }
+
+// Task is the state of one MCP task: an execution a client follows by its
+// id rather than by holding its request open. The store keeps it beside
+// the idempotency keys, in the same place (memory or Redis), so a task
+// started on one replica is seen by all.
+type Task struct {
+	// ID is the task id the client polls: random, unguessable.
+	ID string
+	// Caller is the identity that started it; only it may see the task.
+	Caller string
+	// Fingerprint digests the request (tool and arguments), so that a
+	// second request with the same idempotency key but other arguments is
+	// refused rather than joined.
+	Fingerprint string
+	Status      TaskStatus
+	// Message is a short word on the status for people (statusMessage).
+	Message string
+	// Result is the end of the execution as the transport encodes it
+	// (opaque to the store); set once the task is terminal.
+	Result []byte
+	// Created and Updated are on the store's clock (Redis TIME for the
+	// Redis store).
+	Created, Updated time.Time
+	// Expires is when a terminal task is forgotten: its end plus the
+	// store's replay TTL. Zero while the task works.
+	Expires time.Time
+}
+
+// TaskEnd is how a task ended, for FinishTask.
+type TaskEnd struct {
+	Status  TaskStatus
+	Message string
+	Result  []byte
+	// Unalias frees the task's idempotency key at once, so that the next
+	// task with the key runs anew: the execution's outcome is one the
+	// dispatcher does not replay either (transient, timeout, cancelled).
+	// The task itself is still kept for the TTL.
+	Unalias bool
+}
+
+// Tasks keeps task state. The stores that implement Store (Memory and the
+// Redis store) implement Tasks too, with the same TTL: a task's result is
+// kept as long as a keyed outcome is replayed. Implementations must be
+// safe for concurrent use.
+type Tasks interface {
+	// CreateTask stores t, which must be working. When alias (a task's
+	// idempotency key, scoped by caller) is not empty and already names
+	// a task that is kept, nothing is stored: that task is returned with
+	// created false, or a *ConflictError when its Fingerprint differs. A
+	// new task over the store's bounds is a *LimitError; a store that
+	// cannot answer now, an error wrapping ErrUnavailable.
+	CreateTask(ctx context.Context, t Task, alias string) (got Task, created bool, err error)
+	// GetTask returns the task with id, or an error wrapping
+	// ErrTaskNotFound when there is none (never was, or expired).
+	GetTask(ctx context.Context, id string) (Task, error)
+	// FinishTask moves a working task to end.Status (terminal) and keeps
+	// it for the TTL from now. A task already terminal is left as it is:
+	// the first end wins, so a cancelled task stays cancelled when its
+	// execution returns later. It returns the task as it now is.
+	FinishTask(ctx context.Context, id string, end TaskEnd) (Task, error)
+}
+
+// ErrTaskNotFound matches a task id the store does not hold.
+var ErrTaskNotFound = errors.New("task not found")
+
+func taskNotFound(id string) error {
+	return fmt.Errorf("task %q: %w (it never existed, or it ended longer ago than the result is kept)", id, ErrTaskNotFound)
+}
+
+// CreateTask implements Tasks: Primary, or Local while Primary is
+// unavailable.
+func (f *Fallback) CreateTask(ctx context.Context, t Task, alias string) (Task, bool, error) {
+	p, l, err := f.tasks()
+	if err != nil {
+		return Task{}, false, err
+	}
+	got, created, err := p.CreateTask(ctx, t, alias)
+	if err == nil || !errors.Is(err, ErrUnavailable) {
+		return got, created, err
+	}
+	if f.OnFallback != nil {
+		f.OnFallback(err)
+	}
+	return l.CreateTask(ctx, t, alias)
+}
+
+// GetTask implements Tasks: a task is looked for in Local when Primary
+// does not have it (it was started while Primary was away) or cannot say.
+func (f *Fallback) GetTask(ctx context.Context, id string) (Task, error) {
+	p, l, err := f.tasks()
+	if err != nil {
+		return Task{}, err
+	}
+	t, err := p.GetTask(ctx, id)
+	if err == nil {
+		return t, nil
+	}
+	if lt, lerr := l.GetTask(ctx, id); lerr == nil {
+		return lt, nil
+	}
+	return t, err
+}
+
+// FinishTask implements Tasks, in the store that holds the task.
+func (f *Fallback) FinishTask(ctx context.Context, id string, end TaskEnd) (Task, error) {
+	p, l, err := f.tasks()
+	if err != nil {
+		return Task{}, err
+	}
+	if _, err := l.GetTask(ctx, id); err == nil {
+		return l.FinishTask(ctx, id, end)
+	}
+	return p.FinishTask(ctx, id, end)
+}
+
+func (f *Fallback) tasks() (Tasks, Tasks, error) {
+	p, ok1 := f.Primary.(Tasks)
+	l, ok2 := f.Local.(Tasks)
+	if !ok1 || !ok2 {
+		return nil, nil, errors.New("idempotency: a Fallback store keeps tasks only when both its stores do")
+	}
+	return p, l, nil
+}

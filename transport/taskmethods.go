@@ -1,0 +1,210 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/idempotency"
+)
+
+// codeMissingCapability is 2026-07-28's -32021: the request needs a
+// client capability it did not declare.
+const codeMissingCapability = -32021
+
+// taskParams are the params of tasks/get, tasks/result, tasks/cancel and
+// tasks/update.
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID         string          `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+}
+
+// taskAsker is who sent a tasks/* request, as the middleware saw it.
+type taskAsker struct {
+	caller    string
+	stateless bool
+	declared  bool // at 2026-07-28: the request declared ExtTasks
+}
+
+type taskAskerKey struct{}
+
+// addTasks serves MCP Tasks when the dispatcher's store keeps them: the
+// tasks/* methods, the task answer to tools/call, and the capability in
+// initialize (2025-11-25) and server/discover (2026-07-28). It must be the
+// outermost middleware: it reshapes the 2025 tools/list that revisionShape
+// made.
+func (s *Server) addTasks() {
+	if s.d.Tasks() == nil {
+		return
+	}
+	for method, h := range map[string]func(context.Context, taskAsker, *taskParams) (mcp.Result, error){
+		"tasks/get":    s.taskGet,
+		"tasks/result": s.taskResult,
+		"tasks/cancel": s.taskCancel,
+		"tasks/update": s.taskUpdate,
+	} {
+		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
+			a, _ := ctx.Value(taskAskerKey{}).(taskAsker)
+			if p == nil || p.TaskID == "" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s needs params.taskId", method)}
+			}
+			if a.stateless && !a.declared {
+				return nil, missingTasksCapability(method)
+			}
+			return h(ctx, a, p)
+		})
+		if err != nil {
+			panic("transport: " + err.Error()) // only a standard method name fails, and these are not
+		}
+	}
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware)
+}
+
+func (s *Server) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && s.wantsTask(call) {
+			return s.startTask(ctx, call)
+		}
+		if p := req.GetParams(); p != nil && len(method) > len("tasks/") && method[:len("tasks/")] == "tasks/" {
+			caller := ""
+			if x := req.GetExtra(); x != nil && x.TokenInfo != nil {
+				caller = x.TokenInfo.UserID
+			}
+			ctx = context.WithValue(ctx, taskAskerKey{}, taskAsker{caller: caller,
+				stateless: isStateless(sessionVersion(req)), declared: declaresTasks(p.GetMeta())})
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch r := res.(type) {
+		case *mcp.InitializeResult:
+			if r.ProtocolVersion >= Revision20251125 {
+				return initTasks{r}, nil
+			}
+		case *mcp.DiscoverResult:
+			if r.Capabilities != nil { // a copy of the server's, made for this answer
+				r.Capabilities.AddExtension(ExtTasks, nil)
+			}
+		case legacyToolList:
+			return taskToolList{legacyToolList: r, offered: s.offered}, nil
+		}
+		return res, nil
+	}
+}
+
+// lookupTask returns the caller's task id. Another caller's task is not
+// found, as an unknown one: ids are not for sharing.
+func (s *Server) lookupTask(ctx context.Context, a taskAsker, id string) (idempotency.Task, error) {
+	t, err := s.d.Tasks().GetTask(ctx, id)
+	if err == nil && t.Caller != a.caller {
+		err = idempotency.ErrTaskNotFound
+	}
+	switch {
+	case errors.Is(err, idempotency.ErrTaskNotFound):
+		return t, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Failed to retrieve task: task %q not found (it never existed, belongs to another caller, or ended longer ago than results are kept)", id)}
+	case err != nil:
+		return t, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task store: %v", err)}
+	}
+	return t, nil
+}
+
+func (s *Server) taskGet(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
+	t, err := s.lookupTask(ctx, a, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	return s.taskAnswer(t, a.stateless, true), nil
+}
+
+// taskCancel ends the task as cancelled (the first end wins, so it is
+// never reported as a success afterwards) and stops its run: here at
+// once, on another replica at its next look at the store.
+func (s *Server) taskCancel(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
+	t, err := s.lookupTask(ctx, a, p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.Terminal() {
+		if a.stateless {
+			return &taskAck{ResultType: "complete"}, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("Cannot cancel task: already in terminal status '%s'", legacyStatus(t))}
+	}
+	t, err = s.d.Tasks().FinishTask(ctx, t.ID, idempotency.TaskEnd{Status: idempotency.TaskCancelled,
+		Message: "The task was cancelled by tasks/cancel.", Unalias: true})
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task store: %v", err)}
+	}
+	if run := s.taskRuns.get(t.ID); run != nil {
+		run.cancel()
+	}
+	if a.stateless {
+		return &taskAck{ResultType: "complete"}, nil
+	}
+	return s.taskAnswer(t, false, false), nil
+}
+
+// taskResult (2025-11-25) waits for the task to end and answers what its
+// tools/call would have: the CallToolResult, with the task named in
+// _meta. A cancelled task has no result.
+func (s *Server) taskResult(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
+	tick := time.NewTicker(s.opts.Tasks.pollInterval())
+	defer tick.Stop()
+	for {
+		t, err := s.lookupTask(ctx, a, p.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if t.Status.Terminal() {
+			return finalResult(t)
+		}
+		var done <-chan struct{}
+		if run := s.taskRuns.get(t.ID); run != nil {
+			done = run.done
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-done:
+		case <-tick.C: // it runs on another replica
+		}
+	}
+}
+
+func finalResult(t idempotency.Task) (mcp.Result, error) {
+	if t.Status != idempotency.TaskCompleted {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q was %s: it has no result (%s)", t.ID, t.Status, t.Message)}
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(t.Result, &res); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q: its stored result is not valid: %v", t.ID, err)}
+	}
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta[MetaRelatedTask] = map[string]any{"taskId": t.ID}
+	return &res, nil
+}
+
+// taskUpdate (2026-07-28) acknowledges input responses: toolhost's tasks
+// never ask for input, so there is nothing outstanding to answer and the
+// responses are ignored, as the extension says.
+func (s *Server) taskUpdate(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
+	if _, err := s.lookupTask(ctx, a, p.TaskID); err != nil {
+		return nil, err
+	}
+	return &taskAck{ResultType: "complete"}, nil
+}
+
+func missingTasksCapability(method string) error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtTasks: map[string]any{}}}})
+	return &jsonrpc.Error{Code: codeMissingCapability, Data: data,
+		Message: fmt.Sprintf("Missing required client capability: %s needs the %s extension in _meta[%q].extensions", method, ExtTasks, mcp.MetaKeyClientCapabilities)}
+}
