@@ -25,44 +25,27 @@ func (m *ModuleInstance) FailIfClosed() (err error) {
 }
 
 // CloseModuleOnCanceledOrTimeout take a context `ctx`, which might be a Cancel or Timeout context,
-// and spawns the Goroutine to check the context is canceled ot deadline exceeded. If it reaches
-// one of the conditions, it sets the appropriate exit code.
+// and arranges for the module to be closed with the appropriate exit code when the context is
+// canceled or its deadline is exceeded.
 //
-// Callers of this function must invoke the returned context.CancelFunc to release the spawned Goroutine.
+// Callers of this function must invoke the returned context.CancelFunc to stop watching ctx.
+// context.AfterFunc needs no goroutine for the contexts of the context package (a goroutine
+// per call cost more than many short calls themselves), and one only for other implementations.
 func (m *ModuleInstance) CloseModuleOnCanceledOrTimeout(ctx context.Context) context.CancelFunc {
-	// Creating an empty channel in this case is a bit more efficient than
-	// creating a context.Context and canceling it with the same effect. We
-	// really just need to be notified when to stop listening to the users
-	// context. Closing the channel will unblock the select in the goroutine
-	// causing it to return an stop listening to ctx.Done().
-	cancelChan := make(chan struct{})
-	go m.closeModuleOnCanceledOrTimeout(ctx, cancelChan)
-	return func() { close(cancelChan) }
+	stop := context.AfterFunc(ctx, func() { m.closeOnCtxDone(ctx) })
+	return func() { stop() }
 }
 
-// closeModuleOnCanceledOrTimeout is extracted from CloseModuleOnCanceledOrTimeout for testing.
-func (m *ModuleInstance) closeModuleOnCanceledOrTimeout(ctx context.Context, cancelChan <-chan struct{}) {
-	select {
-	case <-ctx.Done():
-		select {
-		case <-cancelChan:
-			// In some cases by the time this goroutine is scheduled, the caller
-			// has already closed both the context and the cancelChan. In this
-			// case go will randomize which branch of the outer select to enter
-			// and we don't want to close the module.
-		default:
-			// This is the same logic as CloseWithCtxErr except this calls closeWithExitCodeWithoutClosingResource
-			// so that we can defer the resource closure in FailIfClosed.
-			switch {
-			case errors.Is(ctx.Err(), context.Canceled):
-				// TODO: figure out how to report error here.
-				_ = m.closeWithExitCodeWithoutClosingResource(sys.ExitCodeContextCanceled)
-			case errors.Is(ctx.Err(), context.DeadlineExceeded):
-				// TODO: figure out how to report error here.
-				_ = m.closeWithExitCodeWithoutClosingResource(sys.ExitCodeDeadlineExceeded)
-			}
-		}
-	case <-cancelChan:
+// closeOnCtxDone is the same logic as CloseWithCtxErr except this calls
+// closeWithExitCodeWithoutClosingResource so that we can defer the resource closure in FailIfClosed.
+func (m *ModuleInstance) closeOnCtxDone(ctx context.Context) {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		// TODO: figure out how to report error here.
+		_ = m.closeWithExitCodeWithoutClosingResource(sys.ExitCodeContextCanceled)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// TODO: figure out how to report error here.
+		_ = m.closeWithExitCodeWithoutClosingResource(sys.ExitCodeDeadlineExceeded)
 	}
 }
 
@@ -139,7 +122,13 @@ const (
 
 func (m *ModuleInstance) setExitCode(exitCode uint32, flag exitCodeFlag) bool {
 	closed := flag | uint64(exitCode)<<32 // Store exitCode as high-order bits.
-	return m.Closed.CompareAndSwap(0, closed)
+	if !m.Closed.CompareAndSwap(0, closed) {
+		return false
+	}
+	// After the CompareAndSwap: a call that reads the epoch before this and checks Closed
+	// before the CompareAndSwap stops at its next loop header.
+	advanceTerminationEpoch()
+	return true
 }
 
 // ensureResourcesClosed ensures that resources assigned to ModuleInstance is released.

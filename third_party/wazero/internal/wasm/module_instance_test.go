@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -356,33 +355,30 @@ func TestModuleInstance_CloseModuleOnCanceledOrTimeout(t *testing.T) {
 		require.Nil(t, cc.Sys)
 	})
 
-	t.Run("cancel works", func(t *testing.T) {
+	t.Run("no close after the returned func is called", func(t *testing.T) {
 		cc := &ModuleInstance{ModuleName: "test", s: s}
-		cancelChan := make(chan struct{})
-		var wg sync.WaitGroup
-		wg.Add(1)
-
-		// Ensure that fn returned by closeModuleOnCanceledOrTimeout exists after cancelFn is called.
-		go func() {
-			defer wg.Done()
-			cc.closeModuleOnCanceledOrTimeout(context.Background(), cancelChan)
-		}()
-		close(cancelChan)
-		wg.Wait()
-	})
-
-	t.Run("no close on all resources canceled", func(t *testing.T) {
-		cc := &ModuleInstance{ModuleName: "test", s: s}
-		cancelChan := make(chan struct{})
-		close(cancelChan)
 		ctx, cancel := context.WithCancel(context.Background())
+		done := cc.CloseModuleOnCanceledOrTimeout(ctx)
+		done()
 		cancel()
-
-		cc.closeModuleOnCanceledOrTimeout(ctx, cancelChan)
 
 		err := cc.FailIfClosed()
 		require.Nil(t, err)
 	})
+}
+
+func TestModuleInstance_CloseAdvancesTerminationEpoch(t *testing.T) {
+	s := newStore()
+	cc := &ModuleInstance{ModuleName: "test", s: s}
+	deadline := TerminationDeadline()
+	require.NoError(t, cc.Close(context.Background()))
+	// A call that took its deadline before the close must find it reached at its next loop header.
+	require.True(t, int64(deadline-1-*TerminationEpochAddress()) <= 0)
+
+	// Closing again changes nothing.
+	deadline = TerminationDeadline()
+	require.NoError(t, cc.Close(context.Background()))
+	require.Equal(t, deadline, TerminationDeadline())
 }
 
 func TestModuleInstance_CloseWithCtxErr(t *testing.T) {

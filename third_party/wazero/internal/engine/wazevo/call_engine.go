@@ -136,8 +136,30 @@ type (
 		// when an exception is caught. Compiled code loads this from execCtx
 		// after the trampoline call to decide which handler to dispatch to.
 		caughtExceptionClauseIdx int64
+		// terminationEpochAddress holds the address of the process-wide termination epoch
+		// (wasm.TerminationEpochAddress). It is only read by compiled code when ensureTermination is enabled.
+		terminationEpochAddress *uint64
+		// terminationDeadline is the value of the termination epoch at which compiled code stops at its
+		// next loop header and exits to Go with ExitCodeCheckModuleExitCode. Each loop header decrements
+		// it by one, and closing any module advances the epoch past it. See wasm.TerminationEpochStep.
+		terminationDeadline uint64
 	}
 )
+
+// checkModuleExitCode is the Go side of the termination check that compiled code makes at loop
+// headers (see frontend.Compiler.insertTerminationCheck): it runs when a module was closed or after
+// wasm.TerminationEpochStep loop headers, and sets the next deadline.
+//
+// It must stay a function of its own that is not inlined and calls other functions: the stack
+// check in its prologue is where a preemption requested by the Go runtime while the goroutine ran
+// native code (by the GC's stop-the-world, or by sysmon after 10ms) takes effect.
+//
+//go:noinline
+func (c *callEngine) checkModuleExitCode(m *wasm.ModuleInstance) error {
+	// Take the deadline before checking Closed, as callWithStack does.
+	c.execCtx.terminationDeadline = wasm.TerminationDeadline()
+	return m.FailIfClosed()
+}
 
 func (c *callEngine) requiredInitialStackSize() int {
 	const initialStackSizeDefault = 10240
@@ -163,6 +185,7 @@ func (c *callEngine) init() {
 		c.execCtx.stackBottomPtr = &c.stack[0]
 	}
 	c.execCtxPtr = uintptr(unsafe.Pointer(&c.execCtx))
+	c.execCtx.terminationEpochAddress = wasm.TerminationEpochAddress()
 }
 
 // alignedStackTop returns 16-bytes aligned stack top of given stack.
@@ -260,6 +283,12 @@ func (c *callEngine) callWithStack(ctx context.Context, paramResultStack []uint6
 			m.CloseWithCtxErr(ctx)
 			return m.FailIfClosed()
 		default:
+		}
+		// Take the deadline before checking Closed: a close after the check advances the epoch
+		// past it, so compiled code stops at its next loop header.
+		c.execCtx.terminationDeadline = wasm.TerminationDeadline()
+		if err := m.FailIfClosed(); err != nil {
+			return err
 		}
 	}
 
@@ -474,7 +503,7 @@ func (c *callEngine) callWithStack(ctx context.Context, paramResultStack []uint6
 			// Note: this operation must be done in Go, not native code. The reason is that
 			// native code cannot be preempted and that means it can block forever if there are not
 			// enough OS threads (which we don't have control over).
-			if err := m.FailIfClosed(); err != nil {
+			if err := c.checkModuleExitCode(m); err != nil {
 				panic(err)
 			}
 			c.execCtx.exitCode = wazevoapi.ExitCodeOK

@@ -1353,16 +1353,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 		c.switchTo(originalLen, loopHeader)
 
 		if c.ensureTermination {
-			checkModuleExitCodePtr := builder.AllocateInstruction().
-				AsLoad(c.execCtxPtrValue,
-					wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
-					ssa.TypeI64,
-				).Insert(builder).Return()
-
-			args := c.allocateVarLengthValues(1, c.execCtxPtrValue)
-			builder.AllocateInstruction().
-				AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
-				Insert(builder)
+			c.insertTerminationCheck(loopHeader, len(bt.Params))
 		}
 	case wasm.OpcodeIf:
 		bt := c.readBlockType()
@@ -4832,6 +4823,68 @@ func (c *Compiler) switchTo(originalStackLen int, targetBlk ssa.BasicBlock) {
 		value := targetBlk.Param(i)
 		c.loweringState.push(value)
 	}
+}
+
+// insertTerminationCheck inserts, at a loop header, the check of whether the module was closed.
+//
+// Calling into Go at every loop header makes tight loops several times slower, so compiled code
+// only counts down the execution context's termination deadline and compares it with the
+// process-wide termination epoch; it calls the check-module-exit-code trampoline when the deadline
+// is reached. That happens when any module is closed (which advances the epoch by
+// wasm.TerminationEpochStep) and otherwise every wasm.TerminationEpochStep loop headers. The latter
+// matters: native code cannot be preempted asynchronously, so these periodic exits are what let
+// the Go scheduler and the GC stop a goroutine running a long loop.
+//
+//	deadline := execCtx.terminationDeadline - 1
+//	execCtx.terminationDeadline = deadline
+//	if int64(deadline - *execCtx.terminationEpochAddress) <= 0 { checkModuleExitCode(execCtx) }
+func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams int) {
+	builder := c.ssaBuilder
+	deadline := builder.AllocateInstruction().
+		AsLoad(c.execCtxPtrValue, wazevoapi.ExecutionContextOffsetTerminationDeadline.U32(), ssa.TypeI64).
+		Insert(builder).Return()
+	one := builder.AllocateInstruction().AsIconst64(1).Insert(builder).Return()
+	deadline = builder.AllocateInstruction().AsIsub(deadline, one).Insert(builder).Return()
+	builder.AllocateInstruction().
+		AsStore(ssa.OpcodeStore, deadline, c.execCtxPtrValue, wazevoapi.ExecutionContextOffsetTerminationDeadline.U32()).
+		Insert(builder)
+	epochAddr := builder.AllocateInstruction().
+		AsLoad(c.execCtxPtrValue, wazevoapi.ExecutionContextOffsetTerminationEpochAddress.U32(), ssa.TypeI64).
+		Insert(builder).Return()
+	epoch := builder.AllocateInstruction().AsLoad(epochAddr, 0, ssa.TypeI64).Insert(builder).Return()
+	remaining := builder.AllocateInstruction().AsIsub(deadline, epoch).Insert(builder).Return()
+	zero := builder.AllocateInstruction().AsIconst64(0).Insert(builder).Return()
+	reached := builder.AllocateInstruction().
+		AsIcmp(remaining, zero, ssa.IntegerCmpCondSignedLessThanOrEqual).Insert(builder).Return()
+
+	// The check block goes back to the loop header rather than on to the continuation: the
+	// continuation then has a single predecessor, so no critical edge is split on the hot path,
+	// and with the continuation as the first successor the block layout makes it the fallthrough.
+	continueBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	brz := builder.AllocateInstruction()
+	brz.AsBrz(reached, ssa.ValuesNil, continueBlk)
+	builder.InsertInstruction(brz)
+	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
+
+	builder.SetCurrentBlock(checkBlk)
+	checkModuleExitCodePtr := builder.AllocateInstruction().
+		AsLoad(c.execCtxPtrValue,
+			wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
+			ssa.TypeI64,
+		).Insert(builder).Return()
+	args := c.allocateVarLengthValues(1, c.execCtxPtrValue)
+	builder.AllocateInstruction().
+		AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
+		Insert(builder)
+	loopArgs := c.allocateVarLengthValues(loopParams)
+	for i := 0; i < loopParams; i++ {
+		loopArgs = loopArgs.Append(builder.VarLengthPool(), loopHeader.Param(i))
+	}
+	c.insertJumpToBlock(loopArgs, loopHeader)
+
+	builder.SetCurrentBlock(continueBlk)
+	builder.Seal(checkBlk)
+	builder.Seal(continueBlk)
 }
 
 // results returns the number of results of the current function.

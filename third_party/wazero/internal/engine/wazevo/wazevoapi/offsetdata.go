@@ -70,6 +70,10 @@ const (
 	// ExecutionContextOffsetCaughtExceptionClauseIdx is the matched catch clause index
 	// written by handleException and read by compiled handler dispatch code.
 	ExecutionContextOffsetCaughtExceptionClauseIdx Offset = 1232
+	// ExecutionContextOffsetTerminationEpochAddress is an offset of `terminationEpochAddress` field in wazevo.executionContext.
+	ExecutionContextOffsetTerminationEpochAddress Offset = 1240
+	// ExecutionContextOffsetTerminationDeadline is an offset of `terminationDeadline` field in wazevo.executionContext.
+	ExecutionContextOffsetTerminationDeadline Offset = 1248
 )
 
 // ModuleContextOffsetData allows the compilers to get the information about offsets to the fields of wazevo.moduleContextOpaque,
