@@ -167,6 +167,11 @@ func (r *rawRuntime) call(ctx context.Context, c wazero.CompiledModule, tool str
 		return nil, err
 	}
 	defer mod.Close(ctx)
+	return r.callLive(ctx, mod, tool, args)
+}
+
+// callLive is one toolhost_call into a live instance.
+func (r *rawRuntime) callLive(ctx context.Context, mod api.Module, tool string, args []byte) ([]byte, error) {
 	alloc := mod.ExportedFunction("toolhost_alloc")
 	write := func(b []byte) (uint32, error) {
 		res, err := alloc.Call(ctx, uint64(len(b)))
