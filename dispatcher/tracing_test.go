@@ -15,58 +15,9 @@ import (
 
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
 	"github.com/toolhost/toolhost/registry"
 )
-
-// spanTree indexes finished spans by name, and checks parents by span id.
-type spanTree []tracetest.SpanStub
-
-func (st spanTree) named(t *testing.T, name string) []tracetest.SpanStub {
-	t.Helper()
-	var out []tracetest.SpanStub
-	for _, s := range st {
-		if s.Name == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (st spanTree) one(t *testing.T, name string) tracetest.SpanStub {
-	t.Helper()
-	s := st.named(t, name)
-	if len(s) != 1 {
-		t.Fatalf("%d spans named %s, want 1 (spans: %v)", len(s), name, st.names())
-	}
-	return s[0]
-}
-
-func (st spanTree) names() []string {
-	var n []string
-	for _, s := range st {
-		n = append(n, s.Name)
-	}
-	return n
-}
-
-func childOf(t *testing.T, child, parent tracetest.SpanStub) {
-	t.Helper()
-	if child.SpanContext.TraceID() != parent.SpanContext.TraceID() {
-		t.Fatalf("%s is in trace %s, %s in %s", child.Name, child.SpanContext.TraceID(), parent.Name, parent.SpanContext.TraceID())
-	}
-	if child.Parent.SpanID() != parent.SpanContext.SpanID() {
-		t.Fatalf("%s's parent is %s, want %s (%s)", child.Name, child.Parent.SpanID(), parent.SpanContext.SpanID(), parent.Name)
-	}
-}
-
-func attr(s tracetest.SpanStub, key string) (any, bool) {
-	for _, a := range s.Attributes {
-		if string(a.Key) == key {
-			return a.Value.AsInterface(), true
-		}
-	}
-	return nil, false
-}
 
 // egressLike stands for the host's egress: it makes its span from the
 // tracer of the span in its context, as the host does, without being
@@ -108,29 +59,29 @@ func TestTraceRetriedGovernedCall(t *testing.T) {
 		}
 		root.End()
 
-		st := spanTree(exp.GetSpans())
-		call := st.one(t, "tools/call")
-		attempts := st.named(t, SpanAttempt)
-		govs := st.named(t, SpanGovernor)
-		egress := st.named(t, "egress GET")
+		st := otlptest.Stubs(exp.GetSpans())
+		call := st.One(t, "tools/call")
+		attempts := st.Named(SpanAttempt)
+		govs := st.Named(SpanGovernor)
+		egress := st.Named("egress GET")
 		if len(attempts) != 2 || len(govs) != 2 || len(egress) != 2 || len(st) != 7 {
-			t.Fatalf("spans %v, want the call, 2 attempts, 2 governor draws, 2 egress", st.names())
+			t.Fatalf("spans %v, want the call, 2 attempts, 2 governor draws, 2 egress", st.Names())
 		}
 		for i, a := range attempts {
-			childOf(t, a, call)
-			childOf(t, govs[i], a)
-			childOf(t, egress[i], a)
-			if n, _ := attr(a, string(AttrAttempt)); n != int64(i+1) {
+			otlptest.ChildOf(t, a, call)
+			otlptest.ChildOf(t, govs[i], a)
+			otlptest.ChildOf(t, egress[i], a)
+			if n, _ := otlptest.Attr(a, string(AttrAttempt)); n != int64(i+1) {
 				t.Fatalf("attempt span %d says attempt %v", i, n)
 			}
 		}
-		if k, _ := attr(attempts[0], string(AttrErrorType)); k != string(KindTransient) {
+		if k, _ := otlptest.Attr(attempts[0], string(AttrErrorType)); k != string(KindTransient) {
 			t.Fatalf("attempt 1 error.type %v", k)
 		}
-		if _, ok := attr(attempts[0], string(AttrRetryDelayMS)); !ok {
+		if _, ok := otlptest.Attr(attempts[0], string(AttrRetryDelayMS)); !ok {
 			t.Fatal("attempt 1 does not say when it was retried")
 		}
-		if _, failed := attr(attempts[1], string(AttrErrorType)); failed {
+		if _, failed := otlptest.Attr(attempts[1], string(AttrErrorType)); failed {
 			t.Fatal("attempt 2 succeeded but has an error.type")
 		}
 		want := call.SpanContext.TraceID().String()
@@ -161,15 +112,15 @@ func TestTraceKeyedCall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := spanTree(exp.GetSpans())
-	waits := st.named(t, SpanIdempotency)
-	attempt := st.one(t, SpanAttempt)
+	st := otlptest.Stubs(exp.GetSpans())
+	waits := st.Named(SpanIdempotency)
+	attempt := st.One(t, SpanAttempt)
 	if len(waits) != 2 {
-		t.Fatalf("spans %v", st.names())
+		t.Fatalf("spans %v", st.Names())
 	}
-	childOf(t, attempt, waits[0])
+	otlptest.ChildOf(t, attempt, waits[0])
 	for i, role := range []string{"leader", "waiter"} {
-		if r, _ := attr(waits[i], string(AttrIdempotencyRole)); r != role {
+		if r, _ := otlptest.Attr(waits[i], string(AttrIdempotencyRole)); r != role {
 			t.Fatalf("call %d's role %v, want %s", i+1, r, role)
 		}
 	}

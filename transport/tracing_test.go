@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -135,10 +136,10 @@ func TestTraceparent(t *testing.T) {
 				cs = httpClient(t, tr.srv)
 			}
 			callEcho(t, cs, tc.meta)
-			st := spanTree(tr.exp.GetSpans())
-			call := st.one(t, "tools/call echo.say")
-			attempt := st.one(t, dispatcher.SpanAttempt)
-			childOf(t, attempt, call)
+			st := otlptest.Stubs(tr.exp.GetSpans())
+			call := st.One(t, "tools/call echo.say")
+			attempt := st.One(t, dispatcher.SpanAttempt)
+			otlptest.ChildOf(t, attempt, call)
 			if tc.trace == "" {
 				if call.Parent.IsValid() {
 					t.Fatalf("call span has parent %v, want a new trace", call.Parent)
@@ -149,7 +150,7 @@ func TestTraceparent(t *testing.T) {
 			if got := call.SpanContext.TraceState().String(); got != tc.state {
 				t.Fatalf("tracestate %q, want %q", got, tc.state)
 			}
-			if a, _ := attr(call, "mcp.method.name"); a != "tools/call" {
+			if a, _ := otlptest.Attr(call, "mcp.method.name"); a != "tools/call" {
 				t.Fatalf("mcp.method.name %v", a)
 			}
 			lines := tr.auditLines(t)
@@ -183,26 +184,26 @@ func TestTracePlanSession(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("plan: %v %+v", err, res)
 	}
-	st := spanTree(tr.exp.GetSpans())
-	call := st.one(t, "tools/call toolhost.plan")
+	st := otlptest.Stubs(tr.exp.GetSpans())
+	call := st.One(t, "tools/call toolhost.plan")
 	if call.SpanContext.TraceID().String() != callerTrace {
 		t.Fatalf("plan call in trace %s, want the caller's", call.SpanContext.TraceID())
 	}
-	steps := st.named(t, transport.SpanPlanStep)
+	steps := st.Named(transport.SpanPlanStep)
 	if len(steps) != 2 {
-		t.Fatalf("spans %v, want 2 steps", st.names())
+		t.Fatalf("spans %v, want 2 steps", st.Names())
 	}
 	for i, s := range steps {
-		childOf(t, s, call)
-		if id, _ := attr(s, "toolhost.plan.step_id"); id != int64(i+1) {
+		otlptest.ChildOf(t, s, call)
+		if id, _ := otlptest.Attr(s, "toolhost.plan.step_id"); id != int64(i+1) {
 			t.Fatalf("step span %d has step_id %v", i, id)
 		}
 		// Plan steps are keyed by the executor: step → idempotency.wait → attempt.
 		var wait, attempt bool
-		for _, w := range st.named(t, dispatcher.SpanIdempotency) {
+		for _, w := range st.Named(dispatcher.SpanIdempotency) {
 			if w.Parent.SpanID() == s.SpanContext.SpanID() {
 				wait = true
-				for _, a := range st.named(t, dispatcher.SpanAttempt) {
+				for _, a := range st.Named(dispatcher.SpanAttempt) {
 					attempt = attempt || a.Parent.SpanID() == w.SpanContext.SpanID()
 				}
 			}
@@ -216,51 +217,4 @@ func TestTracePlanSession(t *testing.T) {
 			t.Fatalf("step audit %v, want trace_id %s", l, callerTrace)
 		}
 	}
-}
-
-// spanTree indexes finished spans by name.
-type spanTree []tracetest.SpanStub
-
-func (st spanTree) named(t *testing.T, name string) []tracetest.SpanStub {
-	var out []tracetest.SpanStub
-	for _, s := range st {
-		if s.Name == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (st spanTree) one(t *testing.T, name string) tracetest.SpanStub {
-	t.Helper()
-	s := st.named(t, name)
-	if len(s) != 1 {
-		t.Fatalf("%d spans named %q, want 1 (spans: %v)", len(s), name, st.names())
-	}
-	return s[0]
-}
-
-func (st spanTree) names() []string {
-	var n []string
-	for _, s := range st {
-		n = append(n, s.Name)
-	}
-	return n
-}
-
-func childOf(t *testing.T, child, parent tracetest.SpanStub) {
-	t.Helper()
-	if child.SpanContext.TraceID() != parent.SpanContext.TraceID() || child.Parent.SpanID() != parent.SpanContext.SpanID() {
-		t.Fatalf("%s (trace %s, parent %s) is not a child of %s (trace %s, span %s)", child.Name, child.SpanContext.TraceID(),
-			child.Parent.SpanID(), parent.Name, parent.SpanContext.TraceID(), parent.SpanContext.SpanID())
-	}
-}
-
-func attr(s tracetest.SpanStub, key string) (any, bool) {
-	for _, a := range s.Attributes {
-		if string(a.Key) == key {
-			return a.Value.AsInterface(), true
-		}
-	}
-	return nil, false
 }
