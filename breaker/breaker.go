@@ -166,6 +166,27 @@ type Options struct {
 	// come from a goroutine other than the one that caused it, shortly
 	// after that goroutine's method returned.
 	OnChange func(from, to State)
+	// Peer, if not nil, shares this breaker's openings with other
+	// replicas (see Peer); nil means the breaker decides alone.
+	Peer Peer
+}
+
+// Peer shares one breaker's openings with the same tool's breakers on
+// other replicas. Only openings are shared: counts stay with each replica,
+// so Allow and Record never wait on a peer. A Breaker tells its peer each
+// time it opens, and asks it once when a cool-down ends, before the first
+// probe: an opening elsewhere then extends the local cool-down. Openings
+// from elsewhere reach the breaker through Set.Open. Implementations must
+// be safe for concurrent use.
+type Peer interface {
+	// Opened says the breaker opened here for cooldown. It is called
+	// without the breaker's lock held and must not block: publish in the
+	// background.
+	Opened(cooldown time.Duration)
+	// Remaining says how much longer the breaker is open on any replica
+	// (0 when on none). It may block, for a bounded time; an error means
+	// "unknown", and the local state decides.
+	Remaining() (time.Duration, error)
 }
 
 // Breaker is one tool's circuit breaker. It is safe for concurrent use.
@@ -174,6 +195,7 @@ type Breaker struct {
 	s        Settings // with defaults applied; immutable
 	rand     func() float64
 	onChange func(from, to State)
+	peer     Peer
 	base     time.Time // times are nanoseconds since base (monotonic)
 
 	// Written under mu, read anywhere: the fast paths of Allow, Record
@@ -182,6 +204,7 @@ type Breaker struct {
 	openUntil atomic.Int64  // when an open breaker admits probes
 	win       window        // closed: calls and failures in Window
 	run       atomic.Int64  // closed: consecutive failures
+	asking    atomic.Bool   // a goroutine is asking the peer at the end of a cool-down
 
 	mu sync.Mutex
 	m  machine // guarded by mu
@@ -189,7 +212,7 @@ type Breaker struct {
 
 // New returns a closed Breaker with settings s.
 func New(s Settings, opts Options) *Breaker {
-	b := &Breaker{s: s.withDefaults(), rand: opts.Rand, onChange: opts.OnChange, base: time.Now()}
+	b := &Breaker{s: s.withDefaults(), rand: opts.Rand, onChange: opts.OnChange, peer: opts.Peer, base: time.Now()}
 	if b.rand == nil {
 		b.rand = defaultRand
 	}
@@ -210,7 +233,7 @@ func (b *Breaker) Allow() (Ticket, bool) {
 	case Closed:
 		return Ticket{gen: w >> genShift}, true
 	case Open:
-		if b.now() < b.openUntil.Load() {
+		if b.now() < b.openUntil.Load() || !b.mayLeaveOpen() {
 			return Ticket{}, false
 		}
 	}
@@ -263,6 +286,9 @@ func (b *Breaker) State() State {
 	s := State(b.word.Load() & stateMask)
 	if s != Open || b.now() < b.openUntil.Load() {
 		return s
+	}
+	if !b.mayLeaveOpen() {
+		return Open
 	}
 	b.mu.Lock()
 	b.advance(b.now())

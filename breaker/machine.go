@@ -29,7 +29,12 @@ type machine struct {
 	notifying bool // a goroutine is delivering pending
 }
 
-type change struct{ from, to State }
+// change is a transition to deliver; share > 0 marks a local opening
+// for that cool-down, which the peer is told of.
+type change struct {
+	from, to State
+	share    time.Duration
+}
 
 func (m *machine) init() {
 	m.gen = 1 // the zero Ticket is never current
@@ -127,6 +132,53 @@ func (b *Breaker) trip(now int64) {
 	// sees this cool-down or a later one.
 	b.openUntil.Store(until)
 	b.transition(Open)
+	if b.peer != nil {
+		b.m.pending[len(b.m.pending)-1].share = time.Duration(until - now)
+	}
+}
+
+// openFor opens the breaker for d because another replica opened it: the
+// peer is not told again. An open breaker keeps the later of its own
+// cool-down and d.
+func (b *Breaker) openFor(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	b.mu.Lock()
+	now := b.now()
+	until := int64(math.MaxInt64)
+	if d < time.Duration(math.MaxInt64-now) {
+		until = now + int64(d)
+	}
+	if b.m.state != Open {
+		b.openUntil.Store(until)
+		b.transition(Open)
+	} else if until > b.openUntil.Load() {
+		b.openUntil.Store(until)
+	}
+	b.unlockAndNotify()
+}
+
+// mayLeaveOpen is asked when an open breaker's cool-down has passed: with
+// a peer, one goroutine asks it whether another replica still holds the
+// breaker open, and if so the local cool-down is extended to match.
+// Callers that come while it asks are refused, as the breaker is still
+// open until it knows. Without a peer, or when the peer cannot answer,
+// the local cool-down decides.
+func (b *Breaker) mayLeaveOpen() bool {
+	if b.peer == nil {
+		return true
+	}
+	if !b.asking.CompareAndSwap(false, true) {
+		return false
+	}
+	defer b.asking.Store(false)
+	d, err := b.peer.Remaining()
+	if err != nil || d <= 0 {
+		return true
+	}
+	b.openFor(d)
+	return false
 }
 
 // advance moves an open breaker whose cool-down has passed to half-open.
@@ -149,15 +201,15 @@ func (b *Breaker) transition(to State) {
 		b.run.Store(0)
 	}
 	b.publish()
-	if b.onChange != nil {
-		m.pending = append(m.pending, change{from, to})
+	if b.onChange != nil || b.peer != nil {
+		m.pending = append(m.pending, change{from: from, to: to})
 	}
 }
 
-// unlockAndNotify releases mu and delivers queued transitions to OnChange,
-// unless another goroutine is already delivering them: that one then
-// delivers ours too, so changes reach OnChange one at a time and in order,
-// never under mu.
+// unlockAndNotify releases mu and delivers queued transitions to OnChange
+// (and local openings to the peer), unless another goroutine is already
+// delivering them: that one then delivers ours too, so changes reach
+// OnChange one at a time and in order, never under mu.
 func (b *Breaker) unlockAndNotify() {
 	m := &b.m
 	if m.notifying || m.head == len(m.pending) {
@@ -177,7 +229,12 @@ func (b *Breaker) unlockAndNotify() {
 		c := m.pending[m.head]
 		m.head++
 		b.mu.Unlock()
-		b.onChange(c.from, c.to)
+		if c.share > 0 {
+			b.peer.Opened(c.share)
+		}
+		if b.onChange != nil {
+			b.onChange(c.from, c.to)
+		}
 		b.mu.Lock()
 	}
 	m.pending, m.head = m.pending[:0], 0

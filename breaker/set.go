@@ -1,6 +1,9 @@
 package breaker
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // SetOptions are a Set's hooks; the zero value is usable.
 type SetOptions struct {
@@ -12,6 +15,27 @@ type SetOptions struct {
 	// with the breaker's tool name, as Options.OnChange describes.
 	// Different tools' changes may be delivered concurrently.
 	OnChange func(tool string, from, to State)
+	// Shared, if not nil, carries openings between replicas (package
+	// breaker/redisstore); nil keeps every breaker to this process.
+	Shared Shared
+}
+
+// Shared is the seam for breakers across replicas: what a Set needs of a
+// store that other replicas' Sets share. An opening anywhere opens the
+// tool's breaker everywhere for the rest of its cool-down; counts stay per
+// replica, so the hot path (Allow and Record on a closed breaker) never
+// leaves the process. Implementations must be safe for concurrent use.
+type Shared interface {
+	// Opened says tool's breaker opened here for cooldown. It must not
+	// block: publish in the background.
+	Opened(tool string, cooldown time.Duration)
+	// Remaining says how much longer tool's breaker is open on any
+	// replica (0 when on none); it may block for a bounded time, and an
+	// error means "unknown" (the local state decides).
+	Remaining(tool string) (time.Duration, error)
+	// OnOpened registers f, to be called when another replica opened
+	// tool's breaker for cooldown (what remains of it).
+	OnOpened(f func(tool string, cooldown time.Duration))
 }
 
 // Set holds one Breaker per tool name, each created on first use. It is safe
@@ -33,8 +57,25 @@ func NewSet(defaults Settings, perTool map[string]Settings, opts SetOptions) *Se
 	for tool, ts := range perTool {
 		s.perTool[tool] = ts
 	}
+	if opts.Shared != nil {
+		opts.Shared.OnOpened(s.Open)
+	}
 	return s
 }
+
+// Open opens tool's breaker for cooldown because another replica opened
+// it (an open breaker keeps the later end); unlike a local opening, it is
+// not shared again.
+func (s *Set) Open(tool string, cooldown time.Duration) { s.For(tool).openFor(cooldown) }
+
+// toolPeer is a Shared seen by one tool's breaker.
+type toolPeer struct {
+	shared Shared
+	tool   string
+}
+
+func (p toolPeer) Opened(d time.Duration)            { p.shared.Opened(p.tool, d) }
+func (p toolPeer) Remaining() (time.Duration, error) { return p.shared.Remaining(p.tool) }
 
 // For returns tool's breaker, creating it on the first call for that name.
 func (s *Set) For(tool string) *Breaker {
@@ -47,6 +88,9 @@ func (s *Set) For(tool string) *Breaker {
 		return b.(*Breaker)
 	}
 	opts := Options{Rand: s.opts.Rand}
+	if s.opts.Shared != nil {
+		opts.Peer = toolPeer{s.opts.Shared, tool}
+	}
 	if f := s.opts.OnChange; f != nil {
 		opts.OnChange = func(from, to State) { f(tool, from, to) }
 	}

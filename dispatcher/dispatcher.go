@@ -113,6 +113,9 @@ type Config struct {
 	// Breaker is the default breaker settings (see package breaker for
 	// each field's default).
 	Breaker breaker.Settings
+	// BreakerShared carries breaker openings between replicas
+	// (breaker/redisstore); nil keeps each breaker to this process.
+	BreakerShared breaker.Shared
 	// Tools holds per-tool overrides, by tool name.
 	Tools map[string]ToolPolicy
 	// Rand returns U[0,1) draws for jitter; nil means math/rand/v2.
@@ -166,7 +169,7 @@ func New(tools Tools, cfg Config) *Dispatcher {
 			d.maxTimeout[name] = p.MaxTimeout
 		}
 	}
-	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged})
+	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged, Shared: cfg.BreakerShared})
 	return d
 }
 

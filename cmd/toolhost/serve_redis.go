@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	brkredis "github.com/toolhost/toolhost/breaker/redisstore"
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
@@ -28,7 +29,7 @@ const (
 )
 
 func addRedisFlags(cmd *cobra.Command, f *serveFlags) {
-	cmd.Flags().StringVar(&f.redis, "redis", "", "share idempotency keys and quotas with other replicas through Redis at this URL (redis://host:port/db); overrides [redis] url (docs/SCALING.md)")
+	cmd.Flags().StringVar(&f.redis, "redis", "", "share idempotency keys, quotas and breaker openings with other replicas through Redis at this URL (redis://host:port/db); overrides [redis] url (docs/SCALING.md)")
 }
 
 // fleet is a replica's link to the state it shares with the others: one
@@ -40,6 +41,7 @@ type fleet struct {
 	idem     *idemredis.Store
 	gov      *govredis.Store
 	fallback *govredis.Fallback
+	breakers *brkredis.Store
 	settings config.Redis
 }
 
@@ -63,17 +65,17 @@ func openFleet(flagURL string, conf *config.Config, bus *events.Bus, logger *slo
 	s.Replicas = max(s.Replicas, 1)
 	conn, err := redisconn.Open(redisconn.Options{URL: s.URL, Timeout: s.Timeout, OnChange: func(err error) {
 		if err != nil {
-			logger.Warn("redis is unreachable: quotas fall back to this replica's share, keyed calls "+keyedWhileDown(s), "err", err, "replicas", s.Replicas)
+			logger.Warn("redis is unreachable: quotas fall back to this replica's share, breakers to this replica's own state, keyed calls "+keyedWhileDown(s), "err", err, "replicas", s.Replicas)
 			bus.Publish(eventRedisState, map[string]any{"state": "down", "error": err.Error()})
 			return
 		}
-		logger.Info("redis is back: idempotency keys and quotas are shared again")
+		logger.Info("redis is back: idempotency keys, quotas and breaker openings are shared again")
 		bus.Publish(eventRedisState, map[string]any{"state": "up"})
 	}})
 	if err != nil {
 		return nil, err
 	}
-	fl := &fleet{conn: conn, settings: s, gov: govredis.New(conn)}
+	fl := &fleet{conn: conn, settings: s, gov: govredis.New(conn), breakers: brkredis.New(conn)}
 	var ttl = idempotency.DefaultTTL
 	if conf != nil && conf.Dispatch.IdempotencyTTL > 0 {
 		ttl = conf.Dispatch.IdempotencyTTL
@@ -86,7 +88,7 @@ func openFleet(flagURL string, conf *config.Config, bus *events.Bus, logger *slo
 		}
 		bus.Publish(eventGovernorStore, map[string]any{"store": "shared", "replicas": s.Replicas})
 	})
-	logger.Info("sharing idempotency keys and quotas through redis", "url", redactURL(s.URL), "replicas", s.Replicas, "idempotency", s.Idempotency)
+	logger.Info("sharing idempotency keys, quotas and breaker openings through redis", "url", redactURL(s.URL), "replicas", s.Replicas, "idempotency", s.Idempotency)
 	return fl, nil
 }
 
@@ -113,14 +115,15 @@ func (fl *fleet) governorStore(base governor.Config) governor.Config {
 	return base
 }
 
-// dispatcherConfig puts the shared idempotency store in base, with the
-// in-memory store (within base's bounds) as the local fallback when the
-// operator chose it.
+// dispatcherConfig puts the shared idempotency store and breaker openings
+// in base, with the in-memory store (within base's bounds) as the local
+// fallback when the operator chose it.
 func (fl *fleet) dispatcherConfig(base dispatcher.Config) dispatcher.Config {
 	if fl == nil {
 		return base
 	}
 	base.Idempotency = fl.idem
+	base.BreakerShared = fl.breakers
 	if fl.settings.Idempotency == config.IdempotencyLocalFallback {
 		base.Idempotency = &idempotency.Fallback{Primary: fl.idem,
 			Local: idempotency.NewMemoryWith(idempotency.MemoryOptions{TTL: base.IdempotencyTTL, Limits: base.IdempotencyLimits})}
@@ -135,7 +138,7 @@ func (fl *fleet) degraded() string {
 		return ""
 	}
 	if err := fl.conn.Err(); err != nil {
-		return fmt.Sprintf("degraded: %v; quotas use this replica's 1/%d share, keyed calls %s", err, fl.settings.Replicas, keyedWhileDown(fl.settings))
+		return fmt.Sprintf("degraded: %v; quotas use this replica's 1/%d share, breakers this replica's own state, keyed calls %s", err, fl.settings.Replicas, keyedWhileDown(fl.settings))
 	}
 	return ""
 }
@@ -160,6 +163,12 @@ func (fl *fleet) register(reg *prometheus.Registry) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhost_governor_local_spells_total",
 			Help: "Times the governor went to its local share because Redis did not answer."},
 			func() float64 { return float64(fl.fallback.Spells()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhost_breaker_local_decisions_total",
+			Help: "Breaker cool-downs that ended on this replica's own state because Redis did not answer."},
+			func() float64 { return float64(fl.breakers.LocalDecisions()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhost_breaker_unshared_openings_total",
+			Help: "Breaker openings that stayed on this replica because Redis did not answer."},
+			func() float64 { return float64(fl.breakers.LostOpenings()) }),
 	)
 }
 
@@ -170,5 +179,6 @@ func (fl *fleet) Close() {
 	}
 	_ = fl.idem.Close()
 	_ = fl.gov.Close()
+	_ = fl.breakers.Close()
 	_ = fl.conn.Close()
 }

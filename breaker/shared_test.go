@@ -1,0 +1,216 @@
+package breaker
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// fleetShared links the Sets of one process as if they were replicas: an
+// opening on one is delivered to the others (unless deliver is off, a
+// lost publication), and Remaining answers from the latest end of any
+// opening, on the bubble's clock. It is the in-process stand-in for
+// breaker/redisstore, whose own tests run against a real Redis.
+type fleetShared struct {
+	mu      sync.Mutex
+	until   map[string]time.Time
+	members []*fleetMember
+	deliver bool
+	err     error // Remaining's answer when set
+	asks    atomic.Int32
+	gate    chan struct{} // when set, Remaining waits for it
+}
+
+type fleetMember struct {
+	f      *fleetShared
+	onOpen func(tool string, d time.Duration)
+	opened atomic.Int32
+}
+
+func newFleetShared() *fleetShared {
+	return &fleetShared{until: map[string]time.Time{}, deliver: true}
+}
+
+func (f *fleetShared) member() *fleetMember {
+	m := &fleetMember{f: f}
+	f.mu.Lock()
+	f.members = append(f.members, m)
+	f.mu.Unlock()
+	return m
+}
+
+func (m *fleetMember) Opened(tool string, d time.Duration) {
+	m.opened.Add(1)
+	f := m.f
+	f.mu.Lock()
+	if end := time.Now().Add(d); end.After(f.until[tool]) {
+		f.until[tool] = end
+	}
+	var others []*fleetMember
+	if f.deliver {
+		for _, o := range f.members {
+			if o != m {
+				others = append(others, o)
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, o := range others {
+		o.onOpen(tool, d)
+	}
+}
+
+func (m *fleetMember) Remaining(tool string) (time.Duration, error) {
+	f := m.f
+	f.asks.Add(1)
+	if f.gate != nil {
+		<-f.gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return 0, f.err
+	}
+	return max(time.Until(f.until[tool]), 0), nil
+}
+
+func (m *fleetMember) OnOpened(fn func(tool string, d time.Duration)) { m.onOpen = fn }
+
+func trip(t *testing.T, b *Breaker, failures int) {
+	t.Helper()
+	for range failures {
+		tk, ok := b.Allow()
+		if !ok {
+			t.Fatal("a closed breaker refused a call")
+		}
+		b.Record(tk, Failure)
+	}
+}
+
+// An opening on one replica opens the tool everywhere for the rest of its
+// cool-down; the others do not publish it again, and their counts stay
+// their own.
+func TestSharedOpensEverywhere(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleetShared()
+		var changes []string
+		var mu sync.Mutex
+		settings := Settings{Failures: 2, Cooldown: time.Minute, Jitter: -1}
+		mA, mB := f.member(), f.member()
+		a := NewSet(settings, nil, SetOptions{Shared: mA})
+		b := NewSet(settings, nil, SetOptions{Shared: mB, OnChange: func(tool string, from, to State) {
+			mu.Lock()
+			changes = append(changes, tool+" "+from.String()+"→"+to.String())
+			mu.Unlock()
+		}})
+		trip(t, b.For("other"), 1) // one failure on B: not enough, and not shared
+		trip(t, a.For("t"), 2)
+		if st := b.For("t").State(); st != Open {
+			t.Fatalf("B's breaker after A opened: %v, want open", st)
+		}
+		if _, ok := b.For("t").Allow(); ok {
+			t.Fatal("B admitted a call while A's breaker is open")
+		}
+		if got, want := b.For("t").RetryAt(), a.For("t").RetryAt(); !got.Equal(want) {
+			t.Fatalf("B retries at %v, A at %v: the cool-down must be the same", got, want)
+		}
+		if n := mA.opened.Load() + mB.opened.Load(); n != 1 {
+			t.Fatalf("%d publications of one opening, want 1 (B must not echo it)", n)
+		}
+		if st := b.For("other").State(); st != Closed {
+			t.Fatalf("B's own tool: %v, want closed", st)
+		}
+		mu.Lock()
+		if len(changes) != 1 || changes[0] != "t closed→open" {
+			t.Fatalf("B's transitions %q, want one closed→open for t", changes)
+		}
+		mu.Unlock()
+		time.Sleep(time.Minute)
+		for name, s := range map[string]*Set{"A": a, "B": b} {
+			if st := s.For("t").State(); st != HalfOpen {
+				t.Fatalf("%s after the cool-down: %v, want half_open", name, st)
+			}
+		}
+	})
+}
+
+// A replica that missed an opening (its publication was lost) reads the
+// shared state when its own cool-down ends, before its first probe, and
+// stays open as long as the other replica does.
+func TestSharedReadOnProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleetShared()
+		settings := Settings{Failures: 1, Cooldown: time.Minute, Jitter: -1}
+		a := NewSet(settings, nil, SetOptions{Shared: f.member()})
+		b := NewSet(settings, nil, SetOptions{Shared: f.member()})
+		f.deliver = false
+		trip(t, b.For("t"), 1) // until 1m
+		time.Sleep(30 * time.Second)
+		trip(t, a.For("t"), 1) // until 1m30s; B did not hear of it
+		time.Sleep(30 * time.Second)
+		if _, ok := b.For("t").Allow(); ok {
+			t.Fatal("B admitted a probe while A's breaker is open")
+		}
+		if got := f.asks.Load(); got != 1 {
+			t.Fatalf("B asked %d times, want once", got)
+		}
+		if got, want := b.For("t").RetryAt(), a.For("t").RetryAt(); !got.Equal(want) {
+			t.Fatalf("B retries at %v, A at %v", got, want)
+		}
+		time.Sleep(30 * time.Second)
+		if _, ok := b.For("t").Allow(); !ok {
+			t.Fatal("B refused its probe after every cool-down ended")
+		}
+	})
+}
+
+// When the shared state cannot be read, the local cool-down decides.
+func TestSharedUnknownFallsBackToLocal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleetShared()
+		f.err = errors.New("redis unavailable")
+		b := NewSet(Settings{Failures: 1, Cooldown: time.Minute, Jitter: -1}, nil, SetOptions{Shared: f.member()})
+		trip(t, b.For("t"), 1)
+		time.Sleep(time.Minute)
+		tk, ok := b.For("t").Allow()
+		if !ok || !tk.Probe() {
+			t.Fatalf("Allow after the cool-down with the shared state unknown: %v %v, want a probe", tk, ok)
+		}
+	})
+}
+
+// One goroutine asks at the end of a cool-down; calls that come while it
+// asks are refused, not sent to ask too.
+func TestSharedOneAskAtATime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleetShared()
+		f.gate = make(chan struct{})
+		b := NewSet(Settings{Failures: 1, Cooldown: time.Minute, Jitter: -1}, nil, SetOptions{Shared: f.member()}).For("t")
+		trip(t, b, 1)
+		time.Sleep(time.Minute)
+		first := make(chan bool)
+		go func() {
+			_, ok := b.Allow()
+			first <- ok
+		}()
+		synctest.Wait() // the first caller is blocked in Remaining
+		for range 10 {
+			if _, ok := b.Allow(); ok {
+				t.Fatal("a call was admitted while the shared state was being read")
+			}
+			if st := b.State(); st != Open {
+				t.Fatalf("State while reading: %v, want open", st)
+			}
+		}
+		close(f.gate)
+		if !<-first {
+			t.Fatal("the asking caller was refused although no replica holds the breaker open")
+		}
+		if got := f.asks.Load(); got != 1 {
+			t.Fatalf("%d reads of the shared state, want 1", got)
+		}
+	})
+}
