@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -214,15 +215,15 @@ func TestE2EFleetRedisRestartUnderLoad(t *testing.T) {
 	var seq atomic.Int64
 	for w := range 3 {
 		wg.Go(func() {
-			for j := 0; ; j++ {
+			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
 				a, b := sessions[w][0], sessions[(w+1)%3][1]
-				load.unkeyed(t, a)
-				load.keyedPair(t, a, b, fmt.Sprintf("load-%d", seq.Add(1)))
+				load.unkeyed(a)
+				load.keyedPair(a, b, fmt.Sprintf("load-%d", seq.Add(1)))
 			}
 		})
 	}
@@ -259,11 +260,28 @@ func TestE2EFleetRedisRestartUnderLoad(t *testing.T) {
 	}
 }
 
-func (l *fleetLoad) unkeyed(t *testing.T, cs *mcp.ClientSession) {
-	res := callWithin(t, time.Minute, cs, "nonce", map[string]any{}, nil)
+// call is one call of the load, bounded so that a hung replica shows
+// as a problem; it runs on the load's goroutines, so it reports instead
+// of failing the test.
+func (l *fleetLoad) call(cs *mcp.ClientSession, meta mcp.Meta) (*mcp.CallToolResult, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nonce", Arguments: map[string]any{}, Meta: meta})
+	if err != nil {
+		l.problem("nonce: %v (a replica hung, or answered with a protocol error)", err)
+		return nil, false
+	}
+	return res, true
+}
+
+func (l *fleetLoad) unkeyed(cs *mcp.ClientSession) {
+	res, ok := l.call(cs, nil)
+	if !ok {
+		return
+	}
 	if res.IsError {
 		l.unkeyedFailed.Add(1)
-		l.problem("unkeyed call failed: %s", res.Content[0].(*mcp.TextContent).Text)
+		l.problem("unkeyed call failed: %s", errText(res))
 		return
 	}
 	l.unkeyedOK.Add(1)
@@ -271,30 +289,42 @@ func (l *fleetLoad) unkeyed(t *testing.T, cs *mcp.ClientSession) {
 
 // keyedPair sends one key to two replicas at once: both must agree on one
 // nonce, or fail with transient.
-func (l *fleetLoad) keyedPair(t *testing.T, a, b *mcp.ClientSession, key string) {
+func (l *fleetLoad) keyedPair(a, b *mcp.ClientSession, key string) {
 	var res [2]*mcp.CallToolResult
 	var wg sync.WaitGroup
 	for i, cs := range []*mcp.ClientSession{a, b} {
-		wg.Go(func() {
-			res[i] = callWithin(t, time.Minute, cs, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: key})
-		})
+		wg.Go(func() { res[i], _ = l.call(cs, mcp.Meta{transport.MetaIdempotencyKey: key}) })
 	}
 	wg.Wait()
 	var nonces []string
 	for _, r := range res {
-		if !r.IsError {
+		switch {
+		case r == nil:
+		case !r.IsError:
 			l.keyedOK.Add(1)
 			nonces = append(nonces, textOf(r))
-			continue
+		default:
+			b, _ := json.Marshal(r.Meta[transport.MetaError])
+			var de dispatcher.DispatchError
+			if json.Unmarshal(b, &de) != nil || de.Kind != dispatcher.KindTransient {
+				l.problem("key %s: %s", key, errText(r))
+				continue
+			}
+			l.keyedRefused.Add(1)
 		}
-		de := envelope(t, r)
-		if de.Kind != dispatcher.KindTransient {
-			l.problem("key %s: %s: %s", key, de.Kind, de.Message)
-			continue
-		}
-		l.keyedRefused.Add(1)
 	}
 	if len(nonces) == 2 && nonces[0] != nonces[1] {
 		l.problem("key %s ran twice: nonces %q", key, nonces)
 	}
+}
+
+// errText is an isError result's text.
+func errText(res *mcp.CallToolResult) string {
+	if len(res.Content) == 0 {
+		return "(no content)"
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return "(not text)"
 }
