@@ -137,3 +137,14 @@ fuzz:
 		echo "== $$dir $$name ($(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$dir"; \
 	done
+
+# A fleet on one machine (docs/SCALING.md): redis-server, three `serve
+# --redis` replicas and HAProxy in round-robin on loopback, pids and logs
+# in bin/fleet (FLEET_* variables in scripts/fleet.sh). Installs haproxy
+# with apt when it is missing.
+.PHONY: fleet fleet-stop
+fleet: build plugins
+	scripts/fleet.sh start
+
+fleet-stop:
+	scripts/fleet.sh stop
