@@ -142,9 +142,14 @@ fuzz:
 # --redis` replicas and HAProxy in round-robin on loopback, pids and logs
 # in bin/fleet (FLEET_* variables in scripts/fleet.sh). Installs haproxy
 # with apt when it is missing.
-.PHONY: fleet fleet-stop
+.PHONY: fleet fleet-stop fleet-storm
 fleet: build plugins
 	scripts/fleet.sh start
 
 fleet-stop:
 	scripts/fleet.sh stop
+
+# The storm (`make storm`'s governed arm) against a fleet of three: grants
+# within the quota, no 429 (docs/SCALING.md). About a minute.
+fleet-storm: build
+	STORM_FLAGS='$(STORM_FLAGS)' scripts/fleet-storm.sh

@@ -144,7 +144,9 @@ start() {
   wait_for "haproxy on 127.0.0.1:$port" 10 curl -sf "http://127.0.0.1:$port/readyz"
 
   echo "fleet: http://127.0.0.1:$port/mcp — HAProxy round-robin over $replicas replicas (127.0.0.1:$((base + 1))..$((base + replicas))), redis at 127.0.0.1:$redis_port"
-  echo "fleet: try  TOOLHOST_URL=http://127.0.0.1:$port/mcp $bin list ; logs and pids in $dir ; make fleet-stop ends it"
+  local stop="make fleet-stop"
+  [ "$dir" = bin/fleet ] || stop="FLEET_DIR=$dir scripts/fleet.sh stop"
+  echo "fleet: try  TOOLHOST_URL=http://127.0.0.1:$port/mcp $bin list ; logs and pids in $dir ; $stop ends it"
 }
 
 stop() {

@@ -26,7 +26,9 @@ func main() {
 
 func newStormCmd() *cobra.Command {
 	var o storm.Options
-	var doc, plotPath string
+	var doc, plotPath, fleetURL string
+	var replicas int
+	var fleetConfig bool
 	cmd := &cobra.Command{
 		Use:   "toolhost-storm --module EGRESS.wasm [flags]",
 		Short: "Nine agents, one quota: own backoff versus the governor",
@@ -43,6 +45,13 @@ this with both.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if fleetConfig {
+				fmt.Fprint(cmd.OutOrStdout(), storm.FleetConfig(o, replicas))
+				return nil
+			}
+			if fleetURL != "" {
+				return runFleet(cmd, o, fleetURL, replicas)
+			}
 			o.Progress = cmd.ErrOrStderr()
 			r, err := storm.Run(cmd.Context(), o)
 			if err != nil {
@@ -89,5 +98,21 @@ this with both.`,
 	f.StringVar(&o.CacheDir, "cache-dir", "", "compilation cache folder (default: the host's)")
 	f.StringVar(&doc, "doc", "", "Markdown file whose storm section to rewrite (docs/GOVERNOR.md)")
 	f.StringVar(&plotPath, "plot", "", "PNG file for the plot (docs/governor-storm.png)")
+	f.StringVar(&fleetURL, "fleet", "", "run only the governed arm, every agent an MCP client of this URL (a fleet's load balancer: make fleet-storm)")
+	f.IntVar(&replicas, "replicas", 3, "with --fleet or --fleet-config: the fleet's replicas")
+	f.BoolVar(&fleetConfig, "fleet-config", false, "print the config file the fleet's replicas need for --fleet, and exit")
 	return cmd
+}
+
+// runFleet runs the governed arm against a fleet and fails when a grant
+// went over the quota or the upstream answered 429.
+func runFleet(cmd *cobra.Command, o storm.Options, url string, replicas int) error {
+	r, err := storm.RunFleet(cmd.Context(), o, url, replicas)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), (&storm.Report{Options: r.Options}).Setup())
+	fmt.Fprintf(cmd.OutOrStdout(), "Agents are MCP clients of %s (%d replicas sharing the quota through Redis).\n\n", url, replicas)
+	fmt.Fprint(cmd.OutOrStdout(), r.Markdown())
+	return r.Check()
 }

@@ -164,14 +164,43 @@ func runArm(ctx context.Context, o Options, governed bool) (*Arm, error) {
 	if governed {
 		arm.Name = "b: governor"
 	}
+	call := func(ctx context.Context, c class) (time.Duration, error) {
+		_, err := d.Call(ctx, dispatcher.Call{Tool: "egress.fetch", Args: args, Options: dispatcher.Options{Priority: string(c)}})
+		var de *dispatcher.DispatchError
+		if err != nil && !errors.As(err, &de) {
+			return 0, fmt.Errorf("%w: %v", errGiveUp, err)
+		}
+		if de != nil {
+			return time.Duration(de.RetryAfterMS) * time.Millisecond, err
+		}
+		return 0, nil
+	}
+	runAgents(actx, o, func() caller { return call }, arm)
+	arm.answers = up.record()
+	arm.summarize()
+	return arm, nil
+}
+
+// caller makes one call of the tool at priority c: nil on success, else
+// the error and the retry_after the failure carried. A failure that is not
+// the tool's (no envelope) ends the agent's tries.
+type caller func(ctx context.Context, c class) (retryAfter time.Duration, err error)
+
+// errGiveUp marks a failure an agent does not retry.
+var errGiveUp = errors.New("storm: not retryable")
+
+// runAgents runs o's agents to the end (or ctx's), each through a caller
+// of its own from newCaller, and fills arm's counts and latencies.
+func runAgents(actx context.Context, o Options, newCaller func() caller, arm *Arm) {
 	var mu sync.Mutex
 	latencies := map[class][]time.Duration{}
 	var wg sync.WaitGroup
 	start := time.Now()
 	agent := func(id int, c class, calls int, think time.Duration) {
 		rng := rand.New(rand.NewPCG(o.Seed, uint64(id)))
+		call := newCaller()
 		for range calls {
-			lat, ok := oneCall(actx, d, args, c, rng)
+			lat, ok := oneCall(actx, call, c, rng)
 			mu.Lock()
 			arm.Calls++
 			if ok {
@@ -196,7 +225,15 @@ func runArm(ctx context.Context, o Options, governed bool) (*Arm, error) {
 	arm.Elapsed = time.Since(start)
 	arm.Calls = o.Interactive*o.InteractiveCalls + o.Background*o.BackgroundCalls
 	arm.Failed = arm.Calls - arm.Succeeded
-	arm.answers = up.record()
+	arm.Goodput = float64(arm.Succeeded) / arm.Elapsed.Seconds()
+	arm.Latency = map[class]Percentiles{}
+	for c, ls := range latencies {
+		arm.Latency[c] = percentiles(ls)
+	}
+}
+
+// summarize counts the upstream's answers.
+func (arm *Arm) summarize() {
 	for _, a := range arm.answers {
 		if a.status == 429 {
 			arm.Upstream429++
@@ -204,32 +241,25 @@ func runArm(ctx context.Context, o Options, governed bool) (*Arm, error) {
 			arm.UpstreamOK++
 		}
 	}
-	arm.Goodput = float64(arm.Succeeded) / arm.Elapsed.Seconds()
-	arm.Latency = map[class]Percentiles{}
-	for c, ls := range latencies {
-		arm.Latency[c] = percentiles(ls)
-	}
-	return arm, nil
 }
 
-// oneCall is one agent call: the dispatcher (with its own retries), and
-// around it the agent's own loop of exponential backoff with jitter,
-// honouring retry_after_ms, up to 8 tries. It returns the latency from the
-// first try to success.
-func oneCall(ctx context.Context, d *dispatcher.Dispatcher, args json.RawMessage, c class, rng *rand.Rand) (time.Duration, bool) {
+// oneCall is one agent call: call (the dispatcher, with its own
+// retries), and around it the agent's own loop of exponential backoff with
+// jitter, honouring retry_after_ms, up to 8 tries. It returns the latency
+// from the first try to success.
+func oneCall(ctx context.Context, call caller, c class, rng *rand.Rand) (time.Duration, bool) {
 	start := time.Now()
 	for try := range 8 {
-		_, err := d.Call(ctx, dispatcher.Call{Tool: "egress.fetch", Args: args, Options: dispatcher.Options{Priority: string(c)}})
+		retryAfter, err := call(ctx, c)
 		if err == nil {
 			return time.Since(start), true
 		}
-		var de *dispatcher.DispatchError
-		if !errors.As(err, &de) || ctx.Err() != nil {
+		if errors.Is(err, errGiveUp) || ctx.Err() != nil {
 			return 0, false
 		}
 		backoff := min(200*time.Millisecond<<try, 5*time.Second)
 		backoff = time.Duration(float64(backoff) * (1 + 0.5*rng.Float64()))
-		backoff = max(backoff, time.Duration(de.RetryAfterMS)*time.Millisecond)
+		backoff = max(backoff, retryAfter)
 		if !sleep(ctx, backoff) {
 			return 0, false
 		}
