@@ -15,10 +15,11 @@ import (
 
 // BenchmarkKeyedCall is a keyed call's cost through the whole dispatcher
 // with each store: a new key (claim, run a handler that does nothing,
-// store the outcome) and a replayed one. The sub-benchmarks alternate
-// under -count, so one run compares the stores on the same machine state:
+// store the outcome) and a replayed one. -count repeats each
+// sub-benchmark in a row, so alternate the stores with a loop of runs:
 //
-//	go test -run '^$' -bench KeyedCall -count 10 ./dispatcher/ | benchstat -col /store -
+//	for i in $(seq 10); do go test -run '^$' -bench KeyedCall -benchtime 2000x ./dispatcher/; done > keyed.txt
+//	benchstat -col /store keyed.txt
 func BenchmarkKeyedCall(b *testing.B) {
 	srv := redistest.Start(b)
 	c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})

@@ -24,7 +24,7 @@ var (
 )
 
 // buildCLI builds the toolhost binary once per test process.
-func buildCLI(t *testing.T) string {
+func buildCLI(t testing.TB) string {
 	t.Helper()
 	cliOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "toolhost-cli-")
@@ -53,7 +53,7 @@ func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // pluginsDir is a plugins folder with the example tools, the misbehaving
 // test module and the hand-written WAT module.
-func pluginsDir(t *testing.T) string {
+func pluginsDir(t testing.TB) string {
 	t.Helper()
 	return testwasm.Dir(t,
 		testwasm.Go(t, "./tools-src/text"),
@@ -105,13 +105,13 @@ type server struct {
 }
 
 // startServer runs serve on 127.0.0.1:0 and learns the port from its log.
-func startServer(t *testing.T, plugins string, extra ...string) *server {
+func startServer(t testing.TB, plugins string, extra ...string) *server {
 	t.Helper()
 	return startServerEnv(t, nil, plugins, extra...)
 }
 
 // startServerEnv is startServer with extra environment variables.
-func startServerEnv(t *testing.T, env []string, plugins string, extra ...string) *server {
+func startServerEnv(t testing.TB, env []string, plugins string, extra ...string) *server {
 	t.Helper()
 	bin := buildCLI(t)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins,
@@ -167,7 +167,7 @@ func startServerEnv(t *testing.T, env []string, plugins string, extra ...string)
 }
 
 // stop sends SIGTERM and expects a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	if s.cmd.ProcessState != nil {
 		return
 	}
@@ -180,7 +180,7 @@ func (s *server) stop(t *testing.T) {
 }
 
 // client connects the official SDK client over Streamable HTTP.
-func (s *server) client(t *testing.T) *mcp.ClientSession {
+func (s *server) client(t testing.TB) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
