@@ -29,6 +29,12 @@
 // Time is read from the time package when a method is called; there are no
 // timers or goroutines. Under testing/synctest the clock is the bubble's.
 //
+// Across replicas, a Set given a Shared (SetOptions.Shared) shares its
+// breakers' openings, never their counts: a breaker that opens tells the
+// Shared, one whose cool-down ends asks it once before its first probe,
+// and an opening elsewhere reaches it through Set.Open. Without one, the
+// default, nothing leaves the process.
+//
 // The intended use, once per attempt of a call:
 //
 //	t, ok := b.Allow()

@@ -214,3 +214,42 @@ func TestSharedOneAskAtATime(t *testing.T) {
 		}
 	})
 }
+
+// Two replicas' breakers under fire: goroutines on each record outcomes
+// (some failures, so both open and re-open), deliver each other's
+// openings, and ask at the ends of cool-downs, all at once. Run under
+// -race: the shared paths take the same locks as local ones; at the end,
+// an opening on one still refuses on the other.
+func TestHammerShared(t *testing.T) {
+	f := newFleetShared()
+	settings := Settings{Failures: 3, Cooldown: 10 * time.Millisecond, Jitter: -1, Probes: 2}
+	sets := []*Set{
+		NewSet(settings, nil, SetOptions{Shared: f.member()}),
+		NewSet(settings, nil, SetOptions{Shared: f.member()}),
+	}
+	var admitted, refused atomic.Int64
+	hammer(t, 16, 2000, func(g, i int) {
+		b := sets[g%2].For("t")
+		tk, ok := b.Allow()
+		if !ok {
+			refused.Add(1)
+			return
+		}
+		admitted.Add(1)
+		o := Success
+		if (g+i)%8 < 5 { // over the default rate of one half
+			o = Failure
+		}
+		b.Record(tk, o)
+	})
+	if admitted.Load() == 0 || refused.Load() == 0 {
+		t.Fatalf("admitted %d, refused %d: want some of each", admitted.Load(), refused.Load())
+	}
+	long := NewSet(Settings{Failures: 1, Cooldown: time.Hour, Jitter: -1}, nil, SetOptions{Shared: f.member()})
+	trip(t, long.For("u"), 1)
+	for i, s := range sets {
+		if _, ok := s.For("u").Allow(); ok {
+			t.Fatalf("replica %d admitted a call to a tool open elsewhere", i)
+		}
+	}
+}
