@@ -68,9 +68,11 @@ func TestOpenOnOneReplicaRefusesOnOthers(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newReplica(t, srv, minute), newReplica(t, srv, minute)
 	trip(t, b.set.For("other"), 1)
+	opened := time.Now()
 	trip(t, a.set.For("t"), 2)
 	a.await(t, "t closed→open")
 	b.await(t, "t closed→open")
+	t.Logf("B opened %v after A's opening (pub/sub on loopback)", time.Since(opened))
 	if _, ok := b.set.For("t").Allow(); ok {
 		t.Fatal("B admitted a call while the tool is open on A")
 	}
