@@ -22,7 +22,10 @@ type replica struct {
 
 func newReplica(t *testing.T, srv *redistest.Server, s breaker.Settings) *replica {
 	t.Helper()
-	c, err := redisconn.Open(redisconn.Options{URL: srv.URL(), Timeout: 200 * time.Millisecond, Probe: 10 * time.Millisecond})
+	// A generous command timeout: on a loaded machine a slower command
+	// would count as Redis being away, and the opening would not be
+	// shared (which TestRedisDownDecidesLocally covers on purpose).
+	c, err := redisconn.Open(redisconn.Options{URL: srv.URL(), Timeout: 5 * time.Second, Probe: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,12 @@ func (s *server) kill9(t *testing.T) {
 // same cool-down, without their own calls failing.
 func TestE2EFleetBreakerOpensEverywhere(t *testing.T) {
 	rs := redistest.Start(t)
+	// A generous Redis timeout: on a loaded machine a slow command would
+	// count as Redis being away, and the opening would stay local.
 	conf := writeConfig(t, `
+[redis]
+timeout = "5s"
+
 [tools."flaky".breaker]
 failures = 3
 window = "1m"
@@ -132,6 +137,7 @@ func TestE2EFleetOwnerKilledMidCall(t *testing.T) {
 	conf := writeConfig(t, fmt.Sprintf(`
 [redis]
 lease = "1s"
+timeout = "5s"
 
 [grants.%q]
 hosts = ["127.0.0.1"]
