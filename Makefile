@@ -153,3 +153,14 @@ fleet-stop:
 # within the quota, no 429 (docs/SCALING.md). About a minute.
 fleet-storm: build
 	STORM_FLAGS='$(STORM_FLAGS)' scripts/fleet-storm.sh
+
+# MCP end to end (docs/BENCHMARKS.md): the Go SDK client against `toolhost
+# serve` and against a Go SDK server with a plain Go handler (the floor),
+# interleaved, at concurrency 1, 8 and 32. The harness (internal/bench/e2e)
+# is its own binary and starts every server itself. E2E_FLAGS adds flags
+# (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat).
+E2E_FLAGS ?=
+.PHONY: bench-e2e
+bench-e2e: build plugins
+	$(GO) build -o bin/bench-e2e ./internal/bench/e2e
+	bin/bench-e2e $(E2E_FLAGS)
