@@ -164,3 +164,15 @@ E2E_FLAGS ?=
 bench-e2e: build plugins
 	$(GO) build -o bin/bench-e2e ./internal/bench/e2e
 	bin/bench-e2e $(E2E_FLAGS)
+
+# One tool call across hosts, in one benchmark (bench/extism, a module of its
+# own so that Extism stays out of toolhost's dependencies): plain wazero fresh
+# and warm, toolhost fresh and with the dispatcher, Extism go-sdk fresh and
+# reused on the same work (bench/extism/plugin, built here from source), and
+# the C and WAT guests. PERCALL_COUNT rounds, interleaved; benchstat the file.
+PERCALL_COUNT ?= 6
+.PHONY: bench-percall
+bench-percall: build plugins
+	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/extism-count.wasm ./plugin
+	cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=$(PERCALL_COUNT) . | tee ../../bin/percall.txt
+	@command -v benchstat >/dev/null 2>&1 && benchstat bin/percall.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
