@@ -174,5 +174,6 @@ PERCALL_COUNT ?= 6
 .PHONY: bench-percall
 bench-percall: build plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/extism-count.wasm ./plugin
+	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/reactor-count.wasm ./reactor
 	cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=$(PERCALL_COUNT) . | tee ../../bin/percall.txt
 	@command -v benchstat >/dev/null 2>&1 && benchstat bin/percall.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'

@@ -1,8 +1,8 @@
 // Package extism compares one tool call across hosts in one benchmark:
 // plain wazero (fresh and warm instances), toolhost (fresh, and the
 // dispatcher on top), Extism's go-sdk (fresh and reused instances) on an
-// equivalent plugin, and toolhost's guests (Go SDK, C, a minimal WAT
-// reactor). It is a module of its own so that Extism never enters
+// equivalent plugin, and toolhost's guests (Go SDK, a minimal hand-written
+// Go reactor, C, a bare WAT reactor). It is a module of its own so that Extism never enters
 // toolhost's dependencies; `make bench-percall` builds the plugins and
 // runs it.
 package extism
@@ -127,7 +127,13 @@ func BenchmarkPerCall(b *testing.B) {
 	b.Cleanup(func() { reused.Close(ctx) })
 	bench("extism-reused", func() ([]byte, error) { return extismCall(reused, args) }, countWant)
 
-	// toolhost's other guests, fresh: C (abi/c) and a bare WAT reactor.
+	// toolhost's other guests, fresh: the same text.count as a minimal
+	// hand-written Go reactor (reactor/, no abi/guest), C (abi/c) and a
+	// bare WAT reactor.
+	minimal := load(wasmPath(b, "bin/reactor-count.wasm"))
+	bench("toolhost-fresh-go-minimal-reactor", func() ([]byte, error) {
+		return minimal.Call(ctx, "text.count", args, host.Limits{})
+	}, countWant)
 	wordfreq := load(wasmPath(b, "plugins/wordfreq.wasm"))
 	bench("toolhost-fresh-c-wordfreq", func() ([]byte, error) {
 		return wordfreq.Call(ctx, "wordfreq.top", []byte(`{"text":"the cat and the hat","top":1}`), host.Limits{})
