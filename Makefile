@@ -177,3 +177,13 @@ bench-percall: build plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/reactor-count.wasm ./reactor
 	cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=$(PERCALL_COUNT) . | tee ../../bin/percall.txt
 	@command -v benchstat >/dev/null 2>&1 && benchstat bin/percall.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
+
+# The memory table (docs/BENCHMARKS.md): VmRSS per call in flight and the
+# readiness time and VmRSS of `toolhost serve` with 20 modules, cold and warm
+# cache (internal/bench/mem builds the modules from internal/bench/memtool;
+# Linux only). MEM_FLAGS adds flags (-arms fresh,reuse, -n 8,32).
+MEM_FLAGS ?=
+.PHONY: bench-mem
+bench-mem: build
+	$(GO) build -o bin/bench-mem ./internal/bench/mem
+	bin/bench-mem $(MEM_FLAGS)

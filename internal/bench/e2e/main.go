@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/bench/proc"
 )
 
 func main() {
@@ -62,10 +64,10 @@ func run() error {
 		return err
 	}
 
-	var servers []*child
+	var servers []*proc.Child
 	defer func() {
 		for _, s := range servers {
-			s.stop()
+			s.Stop()
 		}
 	}()
 	self, err := os.Executable()
@@ -86,7 +88,7 @@ func run() error {
 		default:
 			return fmt.Errorf("unknown arm %q (want fresh or reuse)", arm)
 		}
-		s, err := startToolhost(arm, *bin, args)
+		s, err := proc.StartToolhost(arm, *bin, args)
 		if err != nil {
 			return err
 		}
@@ -108,15 +110,15 @@ func run() error {
 	for _, c := range cs {
 		for r := 0; r < *rounds; r++ {
 			for _, s := range servers {
-				m, err := measure(ctx, s.url, c, *dur)
+				m, err := measure(ctx, s.URL, c, *dur)
 				if err != nil {
-					return fmt.Errorf("%s at c=%d: %w", s.name, c, err)
+					return fmt.Errorf("%s at c=%d: %w", s.Name, c, err)
 				}
-				res.add(s.name, c, r, m)
+				res.add(s.Name, c, r, m)
 				fmt.Fprintf(rawOut, "BenchmarkE2E/%s/c=%d \t%d\t%.0f ns/op\t%.1f calls/s\t%.0f p50-µs\t%.0f p99-µs\n",
-					s.name, c, m.calls, float64(m.elapsed.Nanoseconds())/float64(m.calls), m.rate(),
+					s.Name, c, m.calls, float64(m.elapsed.Nanoseconds())/float64(m.calls), m.rate(),
 					us(m.pct(0.50)), us(m.pct(0.99)))
-				fmt.Fprintf(os.Stderr, "round %d c=%d %-6s %8.1f calls/s\n", r+1, c, s.name, m.rate())
+				fmt.Fprintf(os.Stderr, "round %d c=%d %-6s %8.1f calls/s\n", r+1, c, s.Name, m.rate())
 			}
 		}
 	}
@@ -181,7 +183,7 @@ func waitHTTP(url string, limit time.Duration) error {
 	}
 }
 
-func startFloor(self string) (*child, error) {
+func startFloor(self string) (*proc.Child, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -191,9 +193,9 @@ func startFloor(self string) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	c := &child{name: "floor", cmd: cmd, url: "http://" + addr + "/mcp"}
-	if err := waitHTTP(c.url, 30*time.Second); err != nil {
-		c.stop()
+	c := &proc.Child{Name: "floor", Cmd: cmd, URL: "http://" + addr + "/mcp"}
+	if err := waitHTTP(c.URL, 30*time.Second); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	return c, nil

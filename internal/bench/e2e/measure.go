@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/internal/bench/proc"
 )
 
 // input is the text every call counts: a short sentence, so the numbers
@@ -137,13 +138,13 @@ func (r *results) add(arm string, c, _ int, m sample) {
 // print writes one row per arm and concurrency: the median round's calls/s,
 // p50 and p99 over every call of every round, and the median of the
 // per-round ratios to the floor's calls/s in the same round.
-func (r *results) print(w io.Writer, servers []*child, cs []int) {
+func (r *results) print(w io.Writer, servers []*proc.Child, cs []int) {
 	fmt.Fprintln(w, "\n| arm | concurrency | calls/s (median round) | p50 | p99 | ratio to floor (median of rounds) | per-round ratios |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, c := range cs {
 		floor := r.by["floor"][c]
 		for _, s := range servers {
-			ms := r.by[s.name][c]
+			ms := r.by[s.Name][c]
 			var rates, ratios []float64
 			var all []time.Duration
 			for i, m := range ms {
@@ -156,7 +157,7 @@ func (r *results) print(w io.Writer, servers []*child, cs []int) {
 			for _, x := range ratios {
 				per += fmt.Sprintf("%.2f ", x)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %.2f× | %s|\n", s.name, c, median(rates),
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %.2f× | %s|\n", s.Name, c, median(rates),
 				round(pct(all, 0.50)), round(pct(all, 0.99)), median(ratios), per)
 		}
 	}

@@ -1,0 +1,269 @@
+// Command mem prints toolhost's memory table (docs/BENCHMARKS.md): the
+// resident memory each call in flight adds (one arm per set of serve
+// flags: fresh, and reuse once serve has --reuse), and the readiness time
+// and resident memory of a server with 20 modules, from a cold and from a
+// warm compilation cache. Every server is a `toolhost serve` child
+// process; its memory is VmRSS from /proc (Linux only).
+//
+// It is a harness, not part of the server: `make bench-mem` runs it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/internal/bench/proc"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-mem:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	bin     string
+	arms    []string
+	levels  []int
+	modules int
+	hold    time.Duration
+	dir     string
+}
+
+func run() error {
+	var c config
+	flag.StringVar(&c.bin, "toolhost", "bin/toolhost", "the toolhost binary")
+	arms := flag.String("arms", "fresh", `comma-separated arms: "fresh" (serve as is) or "reuse" (serve --reuse)`)
+	levels := flag.String("n", "8,32", "comma-separated numbers of calls in flight")
+	flag.IntVar(&c.modules, "modules", 20, "modules for the readiness rows")
+	flag.DurationVar(&c.hold, "hold", 20*time.Second, "how long each held call sleeps (longer than it takes to start them all)")
+	flag.Parse()
+	c.arms = strings.Split(*arms, ",")
+	for _, f := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return fmt.Errorf("bad -n %q", f)
+		}
+		c.levels = append(c.levels, n)
+	}
+	dir, err := os.MkdirTemp("", "bench-mem-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	c.dir = dir
+
+	fmt.Fprintf(os.Stderr, "building %d modules\n", c.modules)
+	if err := buildModules(filepath.Join(dir, "plugins"), c.modules); err != nil {
+		return err
+	}
+	one := filepath.Join(dir, "one")
+	if err := os.MkdirAll(one, 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(filepath.Join(dir, "plugins", "m0.wasm"), filepath.Join(one, "m0.wasm")); err != nil {
+		return err
+	}
+	fmt.Printf("load before: %s", loadavg())
+	ready, err := readiness(c, one)
+	if err != nil {
+		return err
+	}
+	flight, err := inFlight(c, one)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("load after:  %s\n", loadavg())
+	fmt.Print(ready, "\n", flight)
+	return nil
+}
+
+// buildModules builds memtool n times, with tools m0.* … m(n-1).*, into dir.
+func buildModules(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags", fmt.Sprintf("-X main.prefix=m%d", i),
+			"-o", filepath.Join(dir, fmt.Sprintf("m%d.wasm", i)), "./internal/bench/memtool")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building memtool: %v\n%s", err, out)
+		}
+	}
+	return nil
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// readiness starts serve on the 20 modules with an empty cache folder
+// (cold), then again on the same folder (warm), and on one module (warm) for
+// the base a module adds to; each row is time to listening and VmRSS then.
+func readiness(c config, one string) (string, error) {
+	var out strings.Builder
+	out.WriteString("| modules | cache | ready in | RSS after start | RSS per module |\n|---|---|---|---|---|\n")
+	cache := filepath.Join(c.dir, "cache")
+	var base, warmAll int64
+	for _, row := range []struct {
+		plugins, cache string
+		modules        int
+	}{
+		{filepath.Join(c.dir, "plugins"), "cold", c.modules},
+		{filepath.Join(c.dir, "plugins"), "warm", c.modules},
+		{one, "warm", 1},
+	} {
+		s, err := proc.StartToolhost(row.cache, c.bin, []string{"serve", "--addr", "127.0.0.1:0",
+			"--plugins", row.plugins, "--cache-dir", cache})
+		if err != nil {
+			return "", err
+		}
+		rss, err := s.RSS()
+		s.Stop()
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case row.modules == 1:
+			base = rss
+		case row.cache == "warm":
+			warmAll = rss
+		}
+		fmt.Fprintf(&out, "| %d | %s | %s | %s | %s |\n", row.modules, row.cache,
+			s.Ready.Round(time.Millisecond), mib(rss), mib(rss/int64(row.modules)))
+		fmt.Fprintf(os.Stderr, "%d modules, %s cache: ready in %s, %s\n", row.modules, row.cache, s.Ready, mib(rss))
+	}
+	if c.modules > 1 {
+		fmt.Fprintf(&out, "\nWarm: a server with 1 module holds %s; each of the other %d modules adds %s.\n",
+			mib(base), c.modules-1, mib((warmAll-base)/int64(c.modules-1)))
+	}
+	return out.String(), nil
+}
+
+// inFlight holds n calls of m0.hold in one server per arm and n, waits
+// until the server's own gauge counts n instances running, and reads VmRSS
+// against the same server's idle VmRSS after one call.
+func inFlight(c config, one string) (string, error) {
+	var out strings.Builder
+	out.WriteString("| arm | calls in flight | RSS idle (after one call) | RSS with the calls in flight | per call in flight |\n|---|---|---|---|---|\n")
+	for _, arm := range c.arms {
+		for _, n := range c.levels {
+			args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", one, "--cache-dir", filepath.Join(c.dir, "cache")}
+			if arm == "reuse" {
+				args = append(args, "--reuse")
+			} else if arm != "fresh" {
+				return "", fmt.Errorf("unknown arm %q", arm)
+			}
+			s, err := proc.StartToolhost(arm, c.bin, args)
+			if err != nil {
+				return "", err
+			}
+			idle, busy, err := holdCalls(s, n, c.hold)
+			s.Stop()
+			if err != nil {
+				return "", fmt.Errorf("%s n=%d: %w", arm, n, err)
+			}
+			fmt.Fprintf(&out, "| %s | %d | %s | %s | %s |\n", arm, n, mib(idle), mib(busy), mib((busy-idle)/int64(n)))
+			fmt.Fprintf(os.Stderr, "%s n=%d: idle %s, busy %s\n", arm, n, mib(idle), mib(busy))
+		}
+	}
+	return out.String(), nil
+}
+
+func holdCalls(s *proc.Child, n int, hold time.Duration) (idle, busy int64, err error) {
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-mem", Version: "bench"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cs.Close()
+	if err := callOK(ctx, cs, "m0.count", map[string]any{"text": "warm up"}); err != nil {
+		return 0, 0, err
+	}
+	if idle, err = s.RSS(); err != nil {
+		return 0, 0, err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- callOK(ctx, cs, "m0.hold", map[string]any{"ms": hold.Milliseconds()})
+		}()
+	}
+	metricsURL := strings.TrimSuffix(s.URL, "/mcp") + "/metrics"
+	deadline := time.Now().Add(hold)
+	for {
+		running, err := gauge(metricsURL, "toolhost_instances_in_flight")
+		if err != nil {
+			return 0, 0, err
+		}
+		if running >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, fmt.Errorf("only %d of %d calls in flight after %s", running, n, hold)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if busy, err = s.RSS(); err != nil {
+		return 0, 0, err
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return idle, busy, nil
+}
+
+func callOK(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) error {
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return err
+	}
+	if r.IsError {
+		return fmt.Errorf("%s: tool error: %v", tool, r.Content)
+	}
+	return nil
+}
+
+// gauge reads one unlabelled gauge from the Prometheus text at url.
+func gauge(url, name string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("no %s at %s", name, url)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown\n"
+	}
+	return string(b)
+}
