@@ -169,13 +169,16 @@ bench-e2e: build plugins
 # own so that Extism stays out of toolhost's dependencies): plain wazero fresh
 # and warm, toolhost fresh and with the dispatcher, Extism go-sdk fresh and
 # reused on the same work (bench/extism/plugin, built here from source), and
-# the C and WAT guests. PERCALL_COUNT rounds, interleaved; benchstat the file.
+# the Go reactor, C and WAT guests. PERCALL_COUNT rounds, interleaved; benchstat
+# reads bin/percall.txt.
 PERCALL_COUNT ?= 6
 .PHONY: bench-percall
 bench-percall: build plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/extism-count.wasm ./plugin
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/reactor-count.wasm ./reactor
-	cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=$(PERCALL_COUNT) . | tee ../../bin/percall.txt
+	@# -count=N would run each arm N times in a row; separate runs interleave them.
+	rm -f bin/percall.txt
+	for i in $$(seq $(PERCALL_COUNT)); do (cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=1 .) | tee -a bin/percall.txt; done
 	@command -v benchstat >/dev/null 2>&1 && benchstat bin/percall.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
 
 # The memory table (docs/BENCHMARKS.md): VmRSS per call in flight and the

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ type config struct {
 	modules int
 	hold    time.Duration
 	dir     string
+	config  string // a TOML file lifting the concurrency caps
 }
 
 func run() error {
@@ -69,6 +71,14 @@ func run() error {
 	if err := buildModules(filepath.Join(dir, "plugins"), c.modules); err != nil {
 		return err
 	}
+	// serve's default caps a tool at 8 executions in flight; the rows
+	// need up to the largest -n running at once.
+	conf := filepath.Join(dir, "toolhost.toml")
+	top := slices.Max(c.levels)
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "[dispatch]\nconcurrency = %d\nglobal_concurrency = %d\n", top, top), 0o644); err != nil {
+		return err
+	}
+	c.config = conf
 	one := filepath.Join(dir, "one")
 	if err := os.MkdirAll(one, 0o755); err != nil {
 		return err
@@ -159,7 +169,8 @@ func inFlight(c config, one string) (string, error) {
 	out.WriteString("| arm | calls in flight | RSS idle (after one call) | RSS with the calls in flight | per call in flight |\n|---|---|---|---|---|\n")
 	for _, arm := range c.arms {
 		for _, n := range c.levels {
-			args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", one, "--cache-dir", filepath.Join(c.dir, "cache")}
+			args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", one, "--cache-dir", filepath.Join(c.dir, "cache"),
+				"--config", c.config, "--max-calls-per-caller", strconv.Itoa(2 * n)}
 			if arm == "reuse" {
 				args = append(args, "--reuse")
 			} else if arm != "fresh" {
