@@ -178,7 +178,9 @@ bench-percall: build plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/reactor-count.wasm ./reactor
 	@# -count=N would run each arm N times in a row; separate runs interleave them.
 	rm -f bin/percall.txt
-	for i in $$(seq $(PERCALL_COUNT)); do (cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=1 .) | tee -a bin/percall.txt; done
+	set -e; for i in $$(seq $(PERCALL_COUNT)); do \
+		(cd bench/extism && $(GO) test -run '^$$' -bench PerCall -benchmem -count=1 .) > bin/percall.round; \
+		cat bin/percall.round; cat bin/percall.round >> bin/percall.txt; done
 	@command -v benchstat >/dev/null 2>&1 && benchstat bin/percall.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
 
 # The memory table (docs/BENCHMARKS.md): VmRSS per call in flight and the
