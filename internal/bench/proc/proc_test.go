@@ -1,0 +1,25 @@
+package proc
+
+import (
+	"os/exec"
+	"testing"
+)
+
+func TestRSSAndStop(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep binary:", err)
+	}
+	c := &Child{Name: "sleep", Cmd: cmd}
+	rss, err := c.RSS()
+	if err != nil || rss <= 0 {
+		t.Errorf("RSS = %d, %v; want a positive size", rss, err)
+	}
+	c.Stop()
+	if cmd.ProcessState == nil {
+		t.Fatal("Stop returned with the process still running")
+	}
+	if _, err := c.RSS(); err == nil {
+		t.Error("RSS of an ended process read as a value")
+	}
+}
