@@ -26,3 +26,8 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// toolhost's own replace does not apply to a module that requires it: the
+// benchmark must run toolhost on the wazero it ships with (Extism then runs
+// on the same engine).
+replace github.com/tetratelabs/wazero => ../../third_party/wazero
