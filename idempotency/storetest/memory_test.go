@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/idempotency/storetest"
@@ -24,6 +25,18 @@ func TestMemoryTasksContract(t *testing.T) {
 	storetest.RunTasks(t, func(t *testing.T, n int) []idempotency.Tasks {
 		m := idempotency.NewMemory(0)
 		out := make([]idempotency.Tasks, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}
+
+// The in-memory store keeps the per-caller bounds' contract.
+func TestMemoryLimitsContract(t *testing.T) {
+	storetest.RunLimits(t, func(t *testing.T, n int, limits idempotency.Limits, ttl time.Duration) []idempotency.Store {
+		m := idempotency.NewMemoryWith(idempotency.MemoryOptions{TTL: ttl, Limits: limits})
+		out := make([]idempotency.Store, n)
 		for i := range out {
 			out[i] = m
 		}
