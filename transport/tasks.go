@@ -216,6 +216,7 @@ func taskStoreError(err error, key string) *dispatcher.DispatchError {
 // set it (cancelled).
 func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string) {
 	ctx := context.WithValue(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)), taskIDKey{}, id)
+	ctx = withTaskStatus(ctx, s.d.Tasks(), id)
 	ctx, cancel := context.WithCancel(ctx)
 	s.taskRuns.add(id, cancel)
 	call := *req

@@ -75,6 +75,14 @@ end
 return redis.call('HGETALL', KEYS[1])
 `)
 
+// noteTaskScript: KEYS[1] task key; ARGV msg. Sets a working task's
+// message; a terminal or missing task is left alone.
+var noteTaskScript = redis.NewScript(taskTime + `
+if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
+redis.call('HSET', KEYS[1], 'msg', ARGV[1], 'updated', now)
+return 1
+`)
+
 func (s *Store) taskKey(id string) string { return s.conn.Key("idem:task:" + id) }
 func (s *Store) aliasKey(a string) string { return s.conn.Key("idem:talias:" + a) }
 func (s *Store) taskPrefix() string       { return s.conn.Key("idem:task:") }
@@ -172,6 +180,17 @@ func (s *Store) FinishTask(ctx context.Context, id string, end idempotency.TaskE
 		return idempotency.Task{}, fmt.Errorf("task %q: %w", id, idempotency.ErrTaskNotFound)
 	}
 	return readTask(id, reply), nil
+}
+
+// NoteTask implements idempotency.TaskNotes.
+func (s *Store) NoteTask(ctx context.Context, id, msg string) error {
+	err := s.conn.Do(ctx, func(ctx context.Context) error {
+		return noteTaskScript.Run(ctx, s.conn.Client, []string{s.taskKey(id)}, msg).Err()
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	return nil
 }
 
 // readTask reads an HGETALL reply (field, value, ...).
