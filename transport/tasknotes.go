@@ -56,6 +56,26 @@ func (t *taskStatus) set(msg string) {
 	}
 }
 
+// last returns the latest note, "" when none came: the task's end
+// message keeps it, so that a client that polls only now and then still
+// reads the tool's last word (how far a call that timed out had got).
+func (t *taskStatus) last() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pending
+}
+
+// withLastNote is end with the task's last note added to its message.
+func withLastNote(end idempotency.TaskEnd, t *taskStatus) idempotency.TaskEnd {
+	if last := t.last(); last != "" {
+		end.Message += " The tool's last note: " + last
+	}
+	return end
+}
+
 // write stores the latest note until none is left unwritten. A store that
 // is slow or away costs a bounded wait per note, and the note is lost: the
 // task's end will say more.

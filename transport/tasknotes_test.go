@@ -12,7 +12,7 @@ import (
 
 // A tool run as a task outlives its request: its latest progress note is
 // the task's statusMessage on tasks/get (both revisions), the task's end
-// replaces it, and at 2025-11-25 the progress notifications still sent for
+// message keeps it, and at 2025-11-25 the progress notifications still sent for
 // the task's call name the task in _meta.
 func TestTaskStatusFromGuestNotes(t *testing.T) {
 	for _, rev := range []string{transport.Revision20251125, transport.Revision20260728} {
@@ -41,8 +41,8 @@ func TestTaskStatusFromGuestNotes(t *testing.T) {
 				}
 				h.release <- struct{}{}
 				synctest.Wait()
-				if got := mustTask(t, cs, "tasks/get", id); got.Status != "completed" || got.StatusMessage != "The call completed." {
-					t.Fatalf("tasks/get after the end: %+v, want the end's message", got)
+				if got := mustTask(t, cs, "tasks/get", id); got.Status != "completed" || got.StatusMessage != "The call completed. The tool's last note: 5 of 20 segments sieved" {
+					t.Fatalf("tasks/get after the end: %+v, want the end's message with the last note", got)
 				}
 				if rev != transport.Revision20251125 {
 					return

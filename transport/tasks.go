@@ -229,7 +229,7 @@ func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id st
 		defer s.taskRuns.remove(id)
 		defer cancel()
 		res, _ := s.callTool(ctx, &call)
-		end := taskEnd(res, ctx.Err() != nil)
+		end := withLastNote(taskEnd(res, ctx.Err() != nil), taskStatusFrom(ctx))
 		// The store may be slow or away: the end is worth a bounded wait,
 		// not a goroutine for ever.
 		fctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
