@@ -66,6 +66,20 @@ func TestRedisLimitsContract(t *testing.T) {
 	})
 }
 
+// The Redis store bounds each caller's tasks as the in-memory one does.
+func TestRedisTaskLimitsContract(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunTaskLimits(t, func(t *testing.T, n int, limits idempotency.Limits) []idempotency.Tasks {
+		flush(t, srv)
+		stores, _ := replicas(t, srv, n, redisstore.Options{Limits: limits})
+		out := make([]idempotency.Tasks, n)
+		for i, s := range stores {
+			out[i] = s
+		}
+		return out
+	})
+}
+
 func flush(t *testing.T, srv *redistest.Server) {
 	c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})
 	if err != nil {

@@ -91,3 +91,33 @@ func bytesPerCaller(t *testing.T, stores []idempotency.Store) {
 		t.Fatalf("bob's key while alice is over her bytes: %v", err)
 	}
 }
+
+// LimitedTaskReplicas returns n task stores that share one state, bounded
+// by limits.
+type LimitedTaskReplicas func(t *testing.T, n int, limits idempotency.Limits) []idempotency.Tasks
+
+// RunTaskLimits runs the contract of the per-caller bounds on tasks: a
+// caller at its bound is refused a new task on every replica, another
+// caller is not.
+func RunTaskLimits(t *testing.T, replicas LimitedTaskReplicas) {
+	stores := replicas(t, 2, idempotency.Limits{MaxKeysPerCaller: 2})
+	ctx := context.Background()
+	task := func(id, caller string) idempotency.Task {
+		return idempotency.Task{ID: id, Caller: caller, Fingerprint: "fp", Status: idempotency.TaskWorking}
+	}
+	for i, id := range []string{"t1", "t2"} {
+		if _, _, err := stores[i].CreateTask(ctx, task(id, "alice"), ""); err != nil {
+			t.Fatalf("alice's task %s: %v", id, err)
+		}
+	}
+	for i, s := range stores {
+		_, _, err := s.CreateTask(ctx, task("t3", "alice"), "")
+		var le *idempotency.LimitError
+		if !errors.As(err, &le) || le.Limit != "tasks: keys per caller" || le.Held != 2 || le.Max != 2 || le.Caller != "alice" {
+			t.Fatalf("replica %d: alice's third task: %v, want a LimitError on tasks per caller", i, err)
+		}
+	}
+	if _, created, err := stores[1].CreateTask(ctx, task("b1", "bob"), ""); err != nil || !created {
+		t.Fatalf("bob's task while alice is at her bound: %v", err)
+	}
+}

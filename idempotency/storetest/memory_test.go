@@ -43,3 +43,15 @@ func TestMemoryLimitsContract(t *testing.T) {
 		return out
 	})
 }
+
+// The in-memory store keeps the per-caller bounds' contract on tasks.
+func TestMemoryTaskLimitsContract(t *testing.T) {
+	storetest.RunTaskLimits(t, func(t *testing.T, n int, limits idempotency.Limits) []idempotency.Tasks {
+		m := idempotency.NewMemoryWith(idempotency.MemoryOptions{Limits: limits})
+		out := make([]idempotency.Tasks, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}
