@@ -32,6 +32,10 @@ const (
 	DefaultMaxBytesPerCaller = 64 << 20
 )
 
+// WithDefaults returns l with every zero field at its default, for stores
+// outside this package.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxKeys <= 0 {
 		l.MaxKeys = DefaultMaxKeys

@@ -99,6 +99,18 @@ func (m *Memory) FinishTask(_ context.Context, id string, end TaskEnd) (Task, er
 	return e.copy(), nil
 }
 
+// NoteTask implements TaskNotes. The message is not charged against the
+// limits: it replaces the last, and the host bounds its size.
+func (m *Memory) NoteTask(_ context.Context, id, msg string) error {
+	tt := &m.tasks
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if e, ok := tt.byID[id]; ok && !e.Status.Terminal() {
+		e.Message, e.Updated = msg, time.Now()
+	}
+	return nil
+}
+
 func (e *taskEntry) copy() Task {
 	t := e.Task
 	t.Result = append([]byte(nil), e.Result...)

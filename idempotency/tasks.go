@@ -83,6 +83,17 @@ type Tasks interface {
 	FinishTask(ctx context.Context, id string, end TaskEnd) (Task, error)
 }
 
+// TaskNotes is kept by the stores that can show a working task's latest
+// word from its execution (a tool's progress or log message) as its
+// Message, the statusMessage tasks/get shows. Memory and the Redis store
+// keep it; so does a Fallback of two stores that do.
+type TaskNotes interface {
+	// NoteTask sets the Message of the working task id. A task already
+	// terminal keeps its end's message, and one the store does not hold
+	// is no error: a note is best effort and may come after the end.
+	NoteTask(ctx context.Context, id, msg string) error
+}
+
 // ErrTaskNotFound matches a task id the store does not hold.
 var ErrTaskNotFound = errors.New("task not found")
 
@@ -134,6 +145,21 @@ func (f *Fallback) FinishTask(ctx context.Context, id string, end TaskEnd) (Task
 		return l.FinishTask(ctx, id, end)
 	}
 	return p.FinishTask(ctx, id, end)
+}
+
+// NoteTask implements TaskNotes, in the store that holds the task.
+func (f *Fallback) NoteTask(ctx context.Context, id, msg string) error {
+	p, ok1 := f.Primary.(TaskNotes)
+	l, ok2 := f.Local.(TaskNotes)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if lt, ok := f.Local.(Tasks); ok {
+		if _, err := lt.GetTask(ctx, id); err == nil {
+			return l.NoteTask(ctx, id, msg)
+		}
+	}
+	return p.NoteTask(ctx, id, msg)
 }
 
 func (f *Fallback) tasks() (Tasks, Tasks, error) {

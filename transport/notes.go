@@ -26,6 +26,7 @@ type clientNotes struct {
 	token     any    // nil: the caller gets no progress
 	tool      string // the name the client called: the messages' logger
 	requestID string
+	task      *taskStatus // nil unless the call runs as a task
 
 	mu   sync.Mutex
 	sent bool
@@ -39,7 +40,7 @@ func withClientNotes(ctx context.Context, req *mcp.CallToolRequest, requestID st
 	if req == nil || req.Session == nil || req.Params == nil {
 		return ctx
 	}
-	n := &clientNotes{ctx: ctx, session: req.Session, tool: req.Params.Name, requestID: requestID}
+	n := &clientNotes{ctx: ctx, session: req.Session, tool: req.Params.Name, requestID: requestID, task: taskStatusFrom(ctx)}
 	if progress {
 		n.token = req.Params.GetProgressToken()
 	}
@@ -48,8 +49,10 @@ func withClientNotes(ctx context.Context, req *mcp.CallToolRequest, requestID st
 
 // Progress sends a notifications/progress. MCP wants the value to grow
 // with each one; the host sees to it within an attempt, and this across a
-// call's attempts (a retry starts its progress over).
+// call's attempts (a retry starts its progress over). A task's call also
+// shows it as the task's statusMessage.
 func (n *clientNotes) Progress(done, total float64, msg string) {
+	n.task.set(progressStatus(done, total, msg))
 	if n.token == nil || n.over() {
 		return
 	}
@@ -61,19 +64,21 @@ func (n *clientNotes) Progress(done, total float64, msg string) {
 	n.sent, n.last = true, done
 	_ = n.session.NotifyProgress(n.ctx, &mcp.ProgressNotificationParams{
 		ProgressToken: n.token, Progress: done, Total: total, Message: msg,
-		Meta: mcp.Meta{MetaRequestID: n.requestID},
+		Meta: withRelatedTask(n.ctx, mcp.Meta{MetaRequestID: n.requestID}),
 	})
 }
 
 // Log sends a notifications/message whose logger is the tool's name and
-// whose data is the guest's message.
+// whose data is the guest's message; a task's call also shows it as the
+// task's statusMessage.
 func (n *clientNotes) Log(level abi.LogLevel, msg string) {
+	n.task.set(msg)
 	if n.over() {
 		return
 	}
 	_ = n.session.Log(n.ctx, &mcp.LoggingMessageParams{
 		Level: mcp.LoggingLevel(level.String()), Logger: n.tool, Data: msg,
-		Meta: mcp.Meta{MetaRequestID: n.requestID},
+		Meta: withRelatedTask(n.ctx, mcp.Meta{MetaRequestID: n.requestID}),
 	})
 }
 
@@ -84,7 +89,7 @@ func forStep(s guestnote.Sink, tool string) guestnote.Sink {
 	if !ok {
 		return s
 	}
-	return &clientNotes{ctx: n.ctx, session: n.session, tool: tool, requestID: n.requestID}
+	return &clientNotes{ctx: n.ctx, session: n.session, tool: tool, requestID: n.requestID, task: n.task}
 }
 
 // over reports whether the request has ended (answered, cancelled or

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/internal/guestnote"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -69,7 +70,13 @@ func (f *fakes) registry(t testing.TB) *registry.Registry {
 				return nil, ctx.Err()
 			})},
 		{Name: "block.wait", InputSchema: json.RawMessage(`{"type":"object"}`), Timeout: time.Hour,
-			Handler: fn(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			Handler: fn(func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				var in struct{ Notes bool }
+				if json.Unmarshal(args, &in) == nil && in.Notes { // progress, as the host feeds a guest's
+					sink := guestnote.SinkFrom(ctx)
+					sink.Progress(1, 20, "")
+					sink.Progress(5, 20, "5 of 20 segments sieved")
+				}
 				f.entered <- struct{}{}
 				<-f.release
 				return json.RawMessage(`{"released":true}`), nil

@@ -216,6 +216,7 @@ func taskStoreError(err error, key string) *dispatcher.DispatchError {
 // set it (cancelled).
 func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string) {
 	ctx := context.WithValue(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)), taskIDKey{}, id)
+	ctx = withTaskStatus(ctx, s.d.Tasks(), id)
 	ctx, cancel := context.WithCancel(ctx)
 	s.taskRuns.add(id, cancel)
 	call := *req
@@ -228,7 +229,7 @@ func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id st
 		defer s.taskRuns.remove(id)
 		defer cancel()
 		res, _ := s.callTool(ctx, &call)
-		end := taskEnd(res, ctx.Err() != nil)
+		end := withLastNote(taskEnd(res, ctx.Err() != nil), taskStatusFrom(ctx))
 		// The store may be slow or away: the end is worth a bounded wait,
 		// not a goroutine for ever.
 		fctx, stop := context.WithTimeout(context.Background(), 30*time.Second)

@@ -122,6 +122,9 @@ func pollTask(ctx context.Context, cs *mcp.ClientSession, id string, w io.Writer
 			return nil, fmt.Errorf("polling task %s: %w", id, err)
 		}
 		line := fmt.Sprintf("task %s: %s", id, t.Status)
+		if t.StatusMessage != "" {
+			line += ": " + t.StatusMessage // the tool's progress, while it works
+		}
 		if tty {
 			fmt.Fprintf(w, "\r%s (%s)\033[K", line, time.Since(start).Round(time.Second))
 		} else if line != last {

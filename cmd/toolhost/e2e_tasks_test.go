@@ -70,3 +70,18 @@ func TestCLICallTaskInterrupt(t *testing.T) {
 	}
 	waitForLog(t, srv.stderr, `"tool":"sleep"`, `"outcome":"cancelled"`, 1)
 }
+
+// A real guest's progress reaches a client that follows its call as a
+// task: math.primes (a Go SDK guest calling guest.Progress) run with
+// `call --task` ends with its last note in the task's statusMessage, which
+// the CLI's progress lines show.
+func TestCLICallTaskShowsGuestProgress(t *testing.T) {
+	srv := startServer(t, pluginsDir(t))
+	out, errOut, code := srv.cli(t, "call", "--task", "math.primes", `{"below":1000000}`)
+	if code != 0 || !strings.Contains(out, `"count":78498`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, ": completed: The call completed. The tool's last note: 78498 primes below 1000000") {
+		t.Fatalf("stderr %q, want the completed line with the guest's last progress note", errOut)
+	}
+}

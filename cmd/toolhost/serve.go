@@ -130,7 +130,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	defer func() { fl.Close() }()
 	op, err := newOperator(f.config, bus, func(conf *config.Config, g governor.Config) (governor.Config, error) {
 		var err error
-		fl, err = openFleet(f.redis, conf, bus, logger)
+		fl, err = openFleet(f.redis, conf, idempotencyConfig(f, dispatcher.Config{}).IdempotencyLimits, bus, logger)
 		return fl.governorStore(g), err
 	})
 	if err != nil {

@@ -48,7 +48,7 @@ type fleet struct {
 // openFleet connects to the Redis that --redis or [redis] url names, or
 // returns nil when neither does. It does not wait for Redis: a replica
 // started before Redis serves degraded until Redis answers.
-func openFleet(flagURL string, conf *config.Config, bus *events.Bus, logger *slog.Logger) (*fleet, error) {
+func openFleet(flagURL string, conf *config.Config, limits idempotency.Limits, bus *events.Bus, logger *slog.Logger) (*fleet, error) {
 	var s config.Redis
 	if conf != nil {
 		s = conf.Redis
@@ -80,7 +80,7 @@ func openFleet(flagURL string, conf *config.Config, bus *events.Bus, logger *slo
 	if conf != nil && conf.Dispatch.IdempotencyTTL > 0 {
 		ttl = conf.Dispatch.IdempotencyTTL
 	}
-	fl.idem = idemredis.New(idemredis.Options{Conn: conn, TTL: ttl, Lease: s.Lease, Errors: dispatcher.OutcomeErrors})
+	fl.idem = idemredis.New(idemredis.Options{Conn: conn, TTL: ttl, Lease: s.Lease, Errors: dispatcher.OutcomeErrors, Limits: limits})
 	fl.fallback = govredis.NewFallback(fl.gov, s.Replicas, func(err error) {
 		if err != nil {
 			bus.Publish(eventGovernorStore, map[string]any{"store": "local", "replicas": s.Replicas, "error": err.Error()})

@@ -117,7 +117,7 @@ func (l *leader) writer(o idempotency.Outcome, keep bool) (func() error, error) 
 	return func() error {
 		return l.s.conn.Do(context.Background(), func(ctx context.Context) error {
 			wrote, err := completeScript.Run(ctx, l.s.conn.Client, []string{l.s.key(l.key)},
-				l.owner, keepArg, l.s.opts.TTL.Milliseconds(), b, l.s.channel, msg).Int64()
+				l.owner, keepArg, l.s.opts.TTL.Milliseconds(), b, l.s.channel, msg, l.key, l.s.acctPrefix()).Int64()
 			if err == nil {
 				l.fenced.Store(wrote == 0)
 			}
@@ -153,7 +153,7 @@ func (l *leader) renew() {
 		err := l.s.conn.Do(context.Background(), func(ctx context.Context) error {
 			var err error
 			held, err = renewScript.Run(ctx, l.s.conn.Client, []string{l.s.key(l.key)},
-				l.owner, l.s.opts.Lease.Milliseconds()).Int64()
+				l.owner, l.s.opts.Lease.Milliseconds(), l.key, l.s.acctPrefix()).Int64()
 			return err
 		})
 		if err == nil && held == 0 {
@@ -265,7 +265,7 @@ func (s *Store) release(key, owner string) bool {
 	var gone int64
 	err = s.conn.Do(context.Background(), func(ctx context.Context) error {
 		var err error
-		gone, err = releaseScript.Run(ctx, s.conn.Client, []string{s.key(key)}, owner, s.channel, msg).Int64()
+		gone, err = releaseScript.Run(ctx, s.conn.Client, []string{s.key(key)}, owner, s.channel, msg, key, s.acctPrefix()).Int64()
 		return err
 	})
 	return err == nil && gone == 1

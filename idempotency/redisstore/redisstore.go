@@ -57,6 +57,10 @@ type Options struct {
 	// dispatcher passes its own codec, so every replica replays the same
 	// envelope).
 	Errors idempotency.ErrorCodec
+	// Limits bound each caller's keys and bytes, as in the in-memory
+	// store; zero fields mean their defaults. MaxKeys and MaxBytes (the
+	// totals) are left to Redis's maxmemory (accounts.go).
+	Limits idempotency.Limits
 }
 
 // Store is the Redis idempotency.Store. It is safe for concurrent use.
@@ -103,6 +107,7 @@ func New(opts Options) *Store {
 	if opts.Poll <= 0 {
 		opts.Poll = DefaultPoll
 	}
+	opts.Limits = opts.Limits.WithDefaults()
 	s := &Store{opts: opts, conn: opts.Conn, channel: opts.Conn.Key("idem:done"),
 		done: make(chan struct{}), closed: make(chan struct{}), waiters: make(map[string]map[chan message]struct{}),
 		leaders: make(map[string]*leader)}
@@ -128,15 +133,19 @@ func (s *Store) key(k string) string { return s.conn.Key("idem:k:" + k) }
 
 // Acquire implements idempotency.Store. Redis unreachable is an error
 // wrapping idempotency.ErrUnavailable: the key's state is unknown, so
-// nothing runs. The store's per-caller Limits are not applied here: Redis's
-// own maxmemory bounds it (docs/SCALING.md).
+// nothing runs. A new key over its caller's Limits is a
+// *idempotency.LimitError, as in the in-memory store; the totals are left
+// to Redis's maxmemory (docs/SCALING.md).
 func (s *Store) Acquire(ctx context.Context, key, fingerprint string) (idempotency.Claim, error) {
 	owner := token()
+	caller := idempotency.CallerFrom(ctx)
+	l := s.opts.Limits
 	var reply []any
 	err := s.conn.Do(ctx, func(ctx context.Context) error {
 		var err error
 		reply, err = acquireScript.Run(ctx, s.conn.Client, []string{s.key(key)},
-			owner, fingerprint, s.opts.Lease.Milliseconds(), idempotency.CallerFrom(ctx)).Slice()
+			owner, fingerprint, s.opts.Lease.Milliseconds(), caller, key, s.acctPrefix(),
+			l.MaxKeysPerCaller, l.MaxBytesPerCaller, len(key)+len(fingerprint)+entryOverhead).Slice()
 		return err
 	})
 	if err != nil {
@@ -155,6 +164,8 @@ func (s *Store) Acquire(ctx context.Context, key, fingerprint string) (idempoten
 		return l, nil
 	case "conflict":
 		return nil, &idempotency.ConflictError{Key: key}
+	case "limit":
+		return nil, limitError(reply, caller)
 	case "done":
 		o, err := s.decode([]byte(str(at(reply, 1))))
 		if err != nil {

@@ -50,6 +50,36 @@ func TestRedisContract(t *testing.T) {
 	})
 }
 
+// The Redis store applies the same per-caller bounds as the in-memory one,
+// on every replica: one identity cannot fill Redis and make every other
+// identity's keyed calls fail closed.
+func TestRedisLimitsContract(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunLimits(t, func(t *testing.T, n int, limits idempotency.Limits, ttl time.Duration) []idempotency.Store {
+		flush(t, srv)
+		stores, _ := replicas(t, srv, n, redisstore.Options{Limits: limits, TTL: ttl})
+		out := make([]idempotency.Store, n)
+		for i, s := range stores {
+			out[i] = s
+		}
+		return out
+	})
+}
+
+// The Redis store bounds each caller's tasks as the in-memory one does.
+func TestRedisTaskLimitsContract(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunTaskLimits(t, func(t *testing.T, n int, limits idempotency.Limits) []idempotency.Tasks {
+		flush(t, srv)
+		stores, _ := replicas(t, srv, n, redisstore.Options{Limits: limits})
+		out := make([]idempotency.Tasks, n)
+		for i, s := range stores {
+			out[i] = s
+		}
+		return out
+	})
+}
+
 func flush(t *testing.T, srv *redistest.Server) {
 	c, err := redisconn.Open(redisconn.Options{URL: srv.URL()})
 	if err != nil {
@@ -232,5 +262,28 @@ func TestRedisTaskExpiry(t *testing.T) {
 	}
 	if g, created, err := s.CreateTask(ctx, idempotency.Task{ID: "y", Caller: "a"}, "a\x00k"); err != nil || !created {
 		t.Fatalf("alias of an expired task: %+v %v %v, want a new task", g, created, err)
+	}
+}
+
+// A key that is not kept, or is abandoned, leaves its caller's account at
+// once: the caller's bound counts only what Redis holds.
+func TestCallerAccountFollowsKeys(t *testing.T) {
+	srv := redistest.Start(t)
+	stores, conns := replicas(t, srv, 1, redisstore.Options{Limits: idempotency.Limits{MaxKeysPerCaller: 1}})
+	ctx := idempotency.WithCaller(context.Background(), "carol")
+	for i := range 3 {
+		c, err := stores[0].Acquire(ctx, "k"+strconv.Itoa(i), "fp")
+		if err != nil {
+			t.Fatalf("key %d after the previous one left: %v", i, err)
+		}
+		if i%2 == 0 {
+			c.Complete(idempotency.Outcome{}, false)
+		} else if !c.Release() {
+			t.Fatal("the only waiter's release did not abandon the key")
+		}
+	}
+	n, err := conns[0].Client.Exists(context.Background(), conns[0].Key("idem:ca:carol"), conns[0].Key("idem:cb:carol")).Result()
+	if err != nil || n != 0 {
+		t.Fatalf("carol's account outlived her keys: %d keys, %v", n, err)
 	}
 }

@@ -26,9 +26,12 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
 // createTaskScript: KEYS[1] task key, KEYS[2] alias key ("" when none);
-// ARGV id, caller, fp, lease_ms, task key prefix. Returns {"created",
-// fields...} or {"existing", id, fields...}.
-var createTaskScript = redis.NewScript(taskTime + `
+// ARGV id, caller, fp, lease_ms, task key prefix, accounting prefix, max
+// tasks per caller, max bytes per caller, the task's bytes. Returns
+// {"created", fields...}, {"existing", id, fields...} or {"limit", name,
+// held, max, retry_ms}: the caller's tasks are accounted for as its keys
+// are (accounts.go), apart from them, as in the in-memory store.
+var createTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[6]\n" + accountLua + `
 if KEYS[2] ~= '' then
   local id = redis.call('GET', KEYS[2])
   if id then
@@ -36,32 +39,52 @@ if KEYS[2] ~= '' then
     if #t > 0 then return {'existing', id, t} end
   end
 end
+prune(ARGV[2])
+local all, kept, bytes = acct(ARGV[2])
+local n = redis.call('ZCARD', all)
+local held = tonumber(redis.call('HGET', bytes, 'total') or '0')
+local limit, h, max
+if n >= tonumber(ARGV[7]) then
+  limit, h, max = 'tasks: keys per caller', n, ARGV[7]
+elseif held + tonumber(ARGV[9]) > tonumber(ARGV[8]) then
+  limit, h, max = 'tasks: bytes per caller', held, ARGV[8]
+end
+if limit then
+  local old = redis.call('ZRANGE', kept, 0, 0, 'WITHSCORES')
+  local retry = 0
+  if old[2] then retry = tonumber(old[2]) - now end
+  return {'limit', limit, tostring(h), tostring(max), tostring(retry)}
+end
 redis.call('HSET', KEYS[1], 'caller', ARGV[2], 'fp', ARGV[3], 'status', 'working', 'created', now, 'updated', now, 'expires', 0, 'alias', KEYS[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if KEYS[2] ~= '' then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[4]) end
+charge(ARGV[2], ARGV[1], now + tonumber(ARGV[4]), tonumber(ARGV[9]), false)
 return {'created', ARGV[1], redis.call('HGETALL', KEYS[1])}
 `)
 
-// renewTaskScript: KEYS[1] task key; ARGV id, lease_ms. Extends a
+// renewTaskScript: KEYS[1] task key; ARGV id, lease_ms, accounting
+// prefix. Extends a
 // working task (and its alias); 0 once the task is terminal or gone.
-var renewTaskScript = redis.NewScript(`
+var renewTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[3]\n" + accountLua + `
 if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+charge(redis.call('HGET', KEYS[1], 'caller'), ARGV[1], now + tonumber(ARGV[2]), 0, false)
 local a = redis.call('HGET', KEYS[1], 'alias')
 if a and a ~= '' and redis.call('GET', a) == ARGV[1] then redis.call('PEXPIRE', a, ARGV[2]) end
 return 1
 `)
 
 // finishTaskScript: KEYS[1] task key; ARGV id, status, msg, result,
-// ttl_ms, unalias ("1"/"0"). The first end wins; returns the fields, or
+// ttl_ms, unalias ("1"/"0"), accounting prefix. The first end wins; returns the fields, or
 // {} when the task is gone.
-var finishTaskScript = redis.NewScript(taskTime + `
+var finishTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[7]\n" + accountLua + `
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return {} end
 if st == 'working' then
   local ttl = tonumber(ARGV[5])
   redis.call('HSET', KEYS[1], 'status', ARGV[2], 'msg', ARGV[3], 'result', ARGV[4], 'updated', now, 'expires', now + ttl)
   redis.call('PEXPIRE', KEYS[1], ttl)
+  charge(redis.call('HGET', KEYS[1], 'caller'), ARGV[1], now + ttl, string.len(ARGV[3]) + string.len(ARGV[4]), true)
   local a = redis.call('HGET', KEYS[1], 'alias')
   if a and a ~= '' and redis.call('GET', a) == ARGV[1] then
     if ARGV[6] == '1' then
@@ -75,9 +98,21 @@ end
 return redis.call('HGETALL', KEYS[1])
 `)
 
+// noteTaskScript: KEYS[1] task key; ARGV msg. Sets a working task's
+// message; a terminal or missing task is left alone.
+var noteTaskScript = redis.NewScript(taskTime + `
+if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
+redis.call('HSET', KEYS[1], 'msg', ARGV[1], 'updated', now)
+return 1
+`)
+
 func (s *Store) taskKey(id string) string { return s.conn.Key("idem:task:" + id) }
 func (s *Store) aliasKey(a string) string { return s.conn.Key("idem:talias:" + a) }
 func (s *Store) taskPrefix() string       { return s.conn.Key("idem:task:") }
+
+// taskAcctPrefix is where the callers' task accounts live, apart from
+// their keys' (accounts.go).
+func (s *Store) taskAcctPrefix() string { return s.conn.Key("idem:t") }
 func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) ([]any, error) {
 	var reply []any
 	err := s.conn.Do(ctx, func(ctx context.Context) error {
@@ -91,17 +126,22 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args .
 	return reply, nil
 }
 
-// CreateTask implements idempotency.Tasks. Redis's maxmemory bounds the
-// tasks held, as it bounds keys.
+// CreateTask implements idempotency.Tasks. A new task over its caller's
+// Limits is a *idempotency.LimitError, as in the in-memory store; the
+// totals are left to Redis's maxmemory, as for keys.
 func (s *Store) CreateTask(ctx context.Context, t idempotency.Task, alias string) (idempotency.Task, bool, error) {
 	aliasKey := ""
 	if alias != "" {
 		aliasKey = s.aliasKey(alias)
 	}
 	reply, err := s.run(ctx, createTaskScript, []string{s.taskKey(t.ID), aliasKey},
-		t.ID, t.Caller, t.Fingerprint, s.opts.Lease.Milliseconds(), s.taskPrefix())
+		t.ID, t.Caller, t.Fingerprint, s.opts.Lease.Milliseconds(), s.taskPrefix(), s.taskAcctPrefix(),
+		s.opts.Limits.MaxKeysPerCaller, s.opts.Limits.MaxBytesPerCaller, len(t.ID)+len(alias)+len(t.Fingerprint)+entryOverhead)
 	if err != nil {
 		return idempotency.Task{}, false, err
+	}
+	if str(at(reply, 0)) == "limit" {
+		return idempotency.Task{}, false, limitError(reply, t.Caller)
 	}
 	fields, _ := at(reply, 2).([]any)
 	got := readTask(str(at(reply, 1)), fields)
@@ -130,7 +170,7 @@ func (s *Store) renewTask(id string) {
 		var alive int
 		err := s.conn.Do(context.Background(), func(ctx context.Context) error {
 			var err error
-			alive, err = renewTaskScript.Run(ctx, s.conn.Client, []string{s.taskKey(id)}, id, s.opts.Lease.Milliseconds()).Int()
+			alive, err = renewTaskScript.Run(ctx, s.conn.Client, []string{s.taskKey(id)}, id, s.opts.Lease.Milliseconds(), s.taskAcctPrefix()).Int()
 			return err
 		})
 		if err == nil && alive == 0 {
@@ -164,7 +204,7 @@ func (s *Store) FinishTask(ctx context.Context, id string, end idempotency.TaskE
 		unalias = "1"
 	}
 	reply, err := s.run(ctx, finishTaskScript, []string{s.taskKey(id)},
-		id, string(end.Status), end.Message, end.Result, s.opts.TTL.Milliseconds(), unalias)
+		id, string(end.Status), end.Message, end.Result, s.opts.TTL.Milliseconds(), unalias, s.taskAcctPrefix())
 	if err != nil {
 		return idempotency.Task{}, err
 	}
@@ -172,6 +212,17 @@ func (s *Store) FinishTask(ctx context.Context, id string, end idempotency.TaskE
 		return idempotency.Task{}, fmt.Errorf("task %q: %w", id, idempotency.ErrTaskNotFound)
 	}
 	return readTask(id, reply), nil
+}
+
+// NoteTask implements idempotency.TaskNotes.
+func (s *Store) NoteTask(ctx context.Context, id, msg string) error {
+	err := s.conn.Do(ctx, func(ctx context.Context) error {
+		return noteTaskScript.Run(ctx, s.conn.Client, []string{s.taskKey(id)}, msg).Err()
+	})
+	if err != nil {
+		return unavailable(err)
+	}
+	return nil
 }
 
 // readTask reads an HGETALL reply (field, value, ...).

@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/idempotency/storetest"
@@ -23,6 +24,30 @@ func TestMemoryContract(t *testing.T) {
 func TestMemoryTasksContract(t *testing.T) {
 	storetest.RunTasks(t, func(t *testing.T, n int) []idempotency.Tasks {
 		m := idempotency.NewMemory(0)
+		out := make([]idempotency.Tasks, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}
+
+// The in-memory store keeps the per-caller bounds' contract.
+func TestMemoryLimitsContract(t *testing.T) {
+	storetest.RunLimits(t, func(t *testing.T, n int, limits idempotency.Limits, ttl time.Duration) []idempotency.Store {
+		m := idempotency.NewMemoryWith(idempotency.MemoryOptions{TTL: ttl, Limits: limits})
+		out := make([]idempotency.Store, n)
+		for i := range out {
+			out[i] = m
+		}
+		return out
+	})
+}
+
+// The in-memory store keeps the per-caller bounds' contract on tasks.
+func TestMemoryTaskLimitsContract(t *testing.T) {
+	storetest.RunTaskLimits(t, func(t *testing.T, n int, limits idempotency.Limits) []idempotency.Tasks {
+		m := idempotency.NewMemoryWith(idempotency.MemoryOptions{Limits: limits})
 		out := make([]idempotency.Tasks, n)
 		for i := range out {
 			out[i] = m

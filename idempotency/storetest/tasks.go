@@ -27,6 +27,7 @@ func RunTasks(t *testing.T, replicas TaskReplicas) {
 		{"alias conflict", taskAliasConflict},
 		{"unalias", taskUnalias},
 		{"one creator", taskOneCreator},
+		{"notes", taskNotes},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, replicas(t, 3)) })
 	}
@@ -175,5 +176,41 @@ func taskOneCreator(t *testing.T, stores []idempotency.Tasks) {
 		if id != first {
 			t.Fatalf("creators got tasks %s and %s", first, id)
 		}
+	}
+}
+
+// taskNotes: a working task's note is its message on every replica; the
+// end's message replaces it and a later note does not undo the end.
+func taskNotes(t *testing.T, stores []idempotency.Tasks) {
+	ctx := context.Background()
+	notes := func(i int) idempotency.TaskNotes {
+		n, ok := stores[i].(idempotency.TaskNotes)
+		if !ok {
+			t.Fatalf("store %T keeps no task notes", stores[i])
+		}
+		return n
+	}
+	if _, _, err := stores[0].CreateTask(ctx, newTask("n1"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := notes(1).NoteTask(ctx, "n1", "3 of 20 segments"); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range stores {
+		if got, err := s.GetTask(ctx, "n1"); err != nil || got.Message != "3 of 20 segments" || got.Status != idempotency.TaskWorking {
+			t.Fatalf("replica %d: %+v, %v; want working with the note as its message", i, got, err)
+		}
+	}
+	if _, err := stores[2].FinishTask(ctx, "n1", idempotency.TaskEnd{Status: idempotency.TaskCompleted, Message: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := notes(0).NoteTask(ctx, "n1", "late"); err != nil {
+		t.Fatal(err)
+	}
+	if err := notes(0).NoteTask(ctx, "never", "x"); err != nil {
+		t.Fatalf("a note for a task the store does not hold: %v", err)
+	}
+	if got, _ := stores[1].GetTask(ctx, "n1"); got.Message != "done" || got.Status != idempotency.TaskCompleted {
+		t.Fatalf("after the end: %+v; want the end's message", got)
 	}
 }
