@@ -45,7 +45,7 @@ func redisReplicas(t *testing.T, srv *redistest.Server, n int, tool *gatedTool, 
 	t.Helper()
 	var out []*Dispatcher
 	for range n {
-		c, err := redisconn.Open(redisconn.Options{URL: srv.URL(), Timeout: 200 * time.Millisecond, Probe: 10 * time.Millisecond})
+		c, err := redisconn.Open(redisconn.Options{URL: srv.URL(), Timeout: 2 * time.Second, Probe: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
