@@ -1,7 +1,13 @@
 // Package guest is the Go SDK for writing toolhost tools. A tool is a typed
 // Go function; the SDK derives its input schema from the argument struct
-// (github.com/invopop/jsonschema), generates toolhost_describe, owns guest
-// memory, and turns returned errors into ABI error envelopes.
+// (struct tags as github.com/invopop/jsonschema reads them; see JSONSchema),
+// generates toolhost_describe, owns guest memory, and turns returned errors
+// into ABI error envelopes.
+//
+// The SDK keeps a fresh instance cheap: it imports the standard library
+// only, and does nothing at package initialisation beyond recording each
+// Register call. Schemas are reflected once per module, when the host
+// calls toolhost_describe at load, never in the instances that serve calls.
 //
 // A tool module is built as a WASI reactor:
 //
@@ -34,7 +40,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/invopop/jsonschema"
 	"github.com/toolhost/toolhost/abi"
 )
 
@@ -124,14 +129,13 @@ func Register[A, R any](name string, opts Options, fn func(A) (R, error)) {
 }
 
 func reflectSchema(t reflect.Type) json.RawMessage {
-	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
-	s := r.ReflectFromType(t)
-	s.Version = "" // the host assumes 2020-12; the $schema line is noise in every manifest
-	b, err := json.Marshal(s)
+	// No $schema: the host assumes 2020-12, and the line would be noise in
+	// every manifest.
+	b, err := json.Marshal(reflectRoot(t))
 	if err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
 	}
-	// The reflector writes a field of type any as true and a closed
+	// The reflection writes a field of type any as true and a closed
 	// struct's additionalProperties as false; MCP clients want objects.
 	if b, err = abi.NormalizeSchema(b); err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))

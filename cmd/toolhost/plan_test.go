@@ -131,14 +131,16 @@ func TestPlanRunE2E(t *testing.T) {
 	})
 
 	t.Run("the operator's config applies to in-process runs", func(t *testing.T) {
-		// A 4 MiB memory override is less than a Go guest grows to at
-		// start: math.eval dies out of memory, the static planner gives
-		// up, the run exits 1.
-		conf := writeFile(t, "toolhost.toml", "[tools.\"math.eval\"]\nmemory = \"4MiB\"\n")
+		// An 8-byte output cap is less than math.eval's response: the
+		// step fails (internal), the static planner gives up, the run
+		// exits 1. (A 4 MiB memory cap, the lowest the config takes, no
+		// longer stops a Go guest: one built with the SDK starts in
+		// 3.4 MiB since the SDK links the standard library only.)
+		conf := writeFile(t, "toolhost.toml", "[tools.\"math.eval\"]\noutput = \"8\"\n")
 		file := writeFile(t, "plan.json", `{"goal": "g", "steps": [{"id": 1, "tool_name": "math.eval", "args": {"expr": "1+1"}}]}`)
 		stdout, stderr, code := runCLI(t, append(append([]string{"plan", "run", "--plugins", plugins, "--config", conf}, cacheFlag...), file)...)
 		res := decodeResult(t, stdout)
-		if code != 1 || res.Error == nil || res.Error.Kind != "internal" || !strings.Contains(res.Error.Message, "out of memory") {
+		if code != 1 || res.Error == nil || res.Error.Kind != "internal" || !strings.Contains(res.Error.Message, "over the 8-byte output cap") {
 			t.Fatalf("exit %d: %s (%s) %v\n%s", code, res.Status, res.Reason, res.Error, stderr)
 		}
 		bad := writeFile(t, "bad.toml", "[tools.\"math.eval\"]\ntimout = \"1s\"\n")

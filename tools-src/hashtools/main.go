@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 
-	"github.com/invopop/jsonschema"
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
@@ -91,9 +90,9 @@ type hmacArgs struct {
 
 // JSONSchemaExtend states "exactly one of each pair" in the input schema,
 // which the oneof_required tag cannot do for two independent pairs.
-func (hmacArgs) JSONSchemaExtend(s *jsonschema.Schema) {
-	pair := func(a, b string) *jsonschema.Schema {
-		return &jsonschema.Schema{OneOf: []*jsonschema.Schema{{Required: []string{a}}, {Required: []string{b}}}}
+func (hmacArgs) JSONSchemaExtend(s *guest.JSONSchema) {
+	pair := func(a, b string) *guest.JSONSchema {
+		return &guest.JSONSchema{OneOf: []*guest.JSONSchema{{Required: []string{a}}, {Required: []string{b}}}}
 	}
 	s.AllOf = append(s.AllOf, pair("key", "key_base64"), pair("text", "data_base64"))
 }
