@@ -97,6 +97,8 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	if err != nil {
 		return fail(err, "%v", err)
 	}
+	// Tens of thousands of data segments cost every instance: join them.
+	checked = wasmcheck.CoalesceData(checked)
 	// In a child first, under a deadline and a memory limit: compiling
 	// has neither in wazero, and a hostile module can make it take
 	// minutes and gigabytes. The child fills the cache we then load from.

@@ -1,0 +1,227 @@
+package wasmcheck
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/internal/testwasm"
+)
+
+// dataRuntime instantiates modules without running anything in them, so
+// that an instance's memory is exactly what its data segments wrote.
+type dataRuntime struct{ rt wazero.Runtime }
+
+func newDataRuntime(t testing.TB) *dataRuntime {
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	t.Cleanup(func() { rt.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	refuse := api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) { stack[0] = 0 })
+	i32 := []api.ValueType{api.ValueTypeI32}
+	i32x2 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}
+	i32x3 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}
+	progress := []api.ValueType{api.ValueTypeF64, api.ValueTypeF64, api.ValueTypeI32, api.ValueTypeI32}
+	if _, err := rt.NewHostModuleBuilder(abi.ImportModule).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPRequest).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
+		Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &dataRuntime{rt: rt}
+}
+
+// memory returns the memory of a fresh instance of wasm, before any of its
+// code has run, or the instantiation error.
+func (d *dataRuntime) memory(t testing.TB, wasm []byte) ([]byte, error) {
+	t.Helper()
+	ctx := context.Background()
+	c, err := d.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatalf("compiling: %v", err)
+	}
+	defer c.Close(ctx)
+	mod, err := d.rt.InstantiateModule(ctx, c, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Close(ctx)
+	mem, _ := mod.Memory().Read(0, mod.Memory().Size())
+	return bytes.Clone(mem), nil
+}
+
+// dataSegments counts a module's data segments.
+func dataSegments(t testing.TB, wasm []byte) int {
+	top := &wreader{b: wasm, off: 8}
+	for top.off < len(top.b) {
+		id, _ := top.byte()
+		size, err := top.u32()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == 11 {
+			n, _ := (&wreader{b: wasm[top.off : top.off+int(size)]}).u32()
+			return int(n)
+		}
+		top.off += int(size)
+	}
+	return 0
+}
+
+// TestCoalesceDataSameMemory: for every tool module in the repository and
+// the test fixtures, an instance of the coalesced module starts with
+// memory byte for byte that of the original, and a Go module keeps a
+// handful of its tens of thousands of data segments.
+func TestCoalesceDataSameMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every tool module")
+	}
+	root := testwasm.Root(t)
+	paths := map[string]string{}
+	goDirs, _ := filepath.Glob(filepath.Join(root, "tools-src", "*", "main.go"))
+	for _, m := range goDirs {
+		name := filepath.Base(filepath.Dir(m))
+		paths[name] = testwasm.Go(t, "./tools-src/"+name)
+	}
+	for _, p := range []string{"misbehave", "minimal", "sdkcount", "egress"} {
+		paths[p] = testwasm.Go(t, "./host/testdata/"+p)
+	}
+	paths["wordfreq"] = testwasm.C(t, "tools-src-c/wordfreq")
+	wats, _ := filepath.Glob(filepath.Join(root, "host", "testdata", "wat", "*.wat"))
+	for _, w := range wats {
+		rel, _ := filepath.Rel(root, w)
+		paths[filepath.Base(w)] = testwasm.WAT(t, filepath.ToSlash(rel))
+	}
+	d := newDataRuntime(t)
+	for name, path := range paths {
+		t.Run(name, func(t *testing.T) {
+			orig, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked, err := Check(orig)
+			if err != nil {
+				t.Skipf("refused by the pre-check: %v", err)
+			}
+			got := CoalesceData(checked)
+			before, after := dataSegments(t, checked), dataSegments(t, got)
+			t.Logf("%d data segments -> %d", before, after)
+			if before > 10000 && after > 20 {
+				t.Errorf("a Go module kept %d of its %d data segments", after, before)
+			}
+			want, werr := d.memory(t, checked)
+			have, herr := d.memory(t, got)
+			if werr != nil && !strings.HasSuffix(name, ".wat") {
+				t.Fatalf("instantiating the original: %v", werr) // a tool module must: else this compares nothing
+			}
+			if (werr == nil) != (herr == nil) {
+				t.Fatalf("instantiating: original %v, coalesced %v", werr, herr)
+			}
+			if !bytes.Equal(want, have) {
+				t.Fatalf("memory differs after instantiation (%d vs %d bytes)", len(want), len(have))
+			}
+		})
+	}
+}
+
+// testData is a module with one memory of pages pages and the given data
+// segments (each: flags, offset, bytes), plus any extra sections.
+func testData(pages byte, segs []segment, extra ...[]byte) []byte {
+	b := []byte("\x00asm\x01\x00\x00\x00")
+	b = append(b, 5, 3, 1, 0, pages) // memory section: one memory, min pages
+	var body []byte
+	body = leb(body, uint32(len(segs)))
+	for _, s := range segs {
+		body = append(body, 0, 0x41)
+		body = sleb32(body, int32(s.at))
+		body = append(body, 0x0b)
+		body = leb(body, uint32(len(s.bytes)))
+		body = append(body, s.bytes...)
+	}
+	b = append(b, 11)
+	b = leb(b, uint32(len(body)))
+	b = append(b, body...)
+	for _, e := range extra {
+		b = append(b, e...)
+	}
+	return b
+}
+
+// TestCoalesceDataRandom: on modules of random segments (adjacent, with
+// gaps of every size, overlapping, out of order, empty, out of bounds),
+// the coalesced module instantiates to the same memory, or fails as the
+// original does.
+func TestCoalesceDataRandom(t *testing.T) {
+	d := newDataRuntime(t)
+	rng := rand.New(rand.NewPCG(7, 12))
+	const pages = 1
+	for i := range 300 {
+		var segs []segment
+		at := rng.IntN(200)
+		for range 1 + rng.IntN(30) {
+			switch rng.IntN(10) {
+			case 0: // backwards, maybe overlapping what came before
+				at = rng.IntN(at + 1)
+			case 1: // a wide gap
+				at += MaxDataGap - 8 + rng.IntN(16)
+			default:
+				at += rng.IntN(40)
+			}
+			n := rng.IntN(50)
+			if rng.IntN(10) == 0 {
+				n = 0
+			}
+			data := make([]byte, n)
+			for j := range data {
+				data[j] = byte(1 + rng.IntN(255))
+			}
+			if rng.IntN(300) == 0 {
+				at = pages*65536 - rng.IntN(20) // may run past the end
+			}
+			segs = append(segs, segment{at: uint32(at), bytes: data})
+			at += n
+		}
+		orig := testData(pages, segs)
+		got := CoalesceData(orig)
+		want, werr := d.memory(t, orig)
+		have, herr := d.memory(t, got)
+		if (werr == nil) != (herr == nil) || !bytes.Equal(want, have) {
+			t.Fatalf("module %d (%d segments -> %d): memory or error differs: %v / %v",
+				i, len(segs), dataSegments(t, got), werr, herr)
+		}
+	}
+}
+
+// TestCoalesceDataLeavesAlone: modules whose segments' indices or results
+// are not known here are returned unchanged.
+func TestCoalesceDataLeavesAlone(t *testing.T) {
+	two := []segment{{at: 0, bytes: []byte{1}}, {at: 1, bytes: []byte{2}}}
+	joined := CoalesceData(testData(1, two))
+	if n := dataSegments(t, joined); n != 1 {
+		t.Fatalf("control: two adjacent segments became %d", n)
+	}
+	passive := []byte("\x00asm\x01\x00\x00\x00\x05\x03\x01\x00\x01\x0b\x0a\x02\x01\x01\x09\x00\x41\x00\x0b\x01\x02")                                              // one passive, one active
+	global := []byte("\x00asm\x01\x00\x00\x00\x02\x08\x01\x01m\x01g\x03\x7f\x00\x05\x03\x01\x00\x01\x0b\x0d\x02\x00\x23\x00\x0b\x01\x01\x00\x41\x01\x0b\x01\x02") // offset from an imported global
+	dataCount := testData(1, two)
+	dataCount = append(dataCount[:13:13], append([]byte{12, 1, 2}, dataCount[13:]...)...) // before the data section
+	imported := []byte("\x00asm\x01\x00\x00\x00\x02\x0a\x01\x01m\x03mem\x02\x00\x01\x0b\x0d\x02\x00\x41\x00\x0b\x01\x01\x00\x41\x01\x0b\x01\x02")
+	d := newDataRuntime(t)
+	for name, wasm := range map[string][]byte{"passive": passive, "global offset": global, "data count": dataCount, "imported memory": imported} {
+		if _, err := d.rt.CompileModule(context.Background(), wasm); err != nil {
+			t.Fatalf("%s: the test module is not valid: %v", name, err)
+		}
+		if got := CoalesceData(wasm); !bytes.Equal(got, wasm) {
+			t.Errorf("%s: rewritten", name)
+		}
+	}
+}
