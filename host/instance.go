@@ -31,13 +31,14 @@ var baseConfig = wazero.NewModuleConfig().
 	WithRandSource(rand.Reader)
 
 // instantiate makes a fresh instance whose memory is capped at
-// lim.MemoryBytes and whose sleeps end when ctx does.
+// lim.MemoryBytes (a zeroed buffer from the module's pool; see memPool)
+// and whose sleeps end when ctx does.
 func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*instance, error) {
 	if m.minBytes > lim.MemoryBytes {
 		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
 	}
 	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
-	actx := experimental.WithMemoryAllocator(ctx, memoryCap(lim.MemoryBytes))
+	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
 	mod, err := m.rt.rt.InstantiateModule(actx, m.compiled, cfg)
 	if err != nil {
 		return nil, err
@@ -95,46 +96,6 @@ func sleeper(ctx context.Context) sys.Nanosleep {
 		}
 	}
 }
-
-// memoryCap returns an allocator that refuses to grow linear memory past
-// limit, so memory.grow returns -1 in the guest instead of the host
-// allocating without bound.
-//
-// The first allocation has room for twice the module's declared minimum
-// (capHint): a Go guest grows from its 3.3 MiB minimum to about 4.5 MiB
-// in _initialize, which then needs no copy, while a bare module's instance
-// costs a few pages, not a fixed 16 MiB (which took ~2.7 ms per call to
-// allocate and zero; see BenchmarkCall/toolhost-wat).
-func memoryCap(limit uint64) experimental.MemoryAllocator {
-	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
-		return &cappedMemory{buf: make([]byte, 0, min(2*capHint, limit)), limit: min(maxBytes, limit)}
-	})
-}
-
-type cappedMemory struct {
-	buf   []byte
-	limit uint64
-}
-
-func (c *cappedMemory) Reallocate(size uint64) []byte {
-	if size > c.limit {
-		return nil
-	}
-	if size <= uint64(cap(c.buf)) {
-		// Fresh capacity is zeroed by make and memory never shrinks, so
-		// the bytes exposed here have never been written.
-		c.buf = c.buf[:size]
-		return c.buf
-	}
-	// Grow geometrically: a Go guest grows its heap a few pages at a time
-	// and each reallocation copies.
-	next := make([]byte, size, min(max(size, 2*uint64(cap(c.buf))), c.limit))
-	copy(next, c.buf)
-	c.buf = next
-	return next
-}
-
-func (c *cappedMemory) Free() { c.buf = nil }
 
 // discard is an io.Writer that drops everything (describe's guest output).
 type discard struct{}

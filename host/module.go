@@ -32,7 +32,8 @@ type Module struct {
 	rt       *Runtime
 	compiled wazero.CompiledModule
 	minBytes uint64
-	notes    bool // imports toolhost_v1.progress or log
+	notes    bool     // imports toolhost_v1.progress or log
+	mem      *memPool // linear memory for its instances
 }
 
 // export is a function export the ABI requires, with its signature.
@@ -114,7 +115,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	sum := sha256.Sum256(wasm)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled}
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled, mem: &memPool{}}
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s%s", shapeNote, reason)
@@ -210,6 +211,9 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		return m.loadFault(ctx, during, err)
 	}
 	defer inst.close()
+	// New instances' memory is sized from what this one needed to start,
+	// measured once here rather than grown page by page in every call.
+	m.mem.sizeFrom(uint64(inst.mod.Memory().Size()))
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
 		return m.loadFault(ctx, abi.ExportABIVersion, err)

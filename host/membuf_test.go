@@ -1,0 +1,101 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/toolhost/toolhost/internal/testwasm"
+)
+
+// TestMemPoolHandsOutZeroes: however buffers come back (grown, partly
+// used, dirty), every memory the pool hands out is zero over all it can
+// ever expose, its capacity.
+func TestMemPoolHandsOutZeroes(t *testing.T) {
+	p := &memPool{}
+	p.sizeFrom(3 * 65536)
+	for round, used := range []uint64{0, 65536, 4 * 65536, 9 * 65536, 2 * 65536, 20 * 65536} {
+		mem := p.allocator(64<<20).Allocate(65536, 64<<20)
+		c := mem.(*cappedMemory)
+		all := c.buf[:cap(c.buf)]
+		if at := bytes.IndexFunc(all, func(r rune) bool { return r != 0 }); at >= 0 {
+			t.Fatalf("round %d: a handed-out buffer has a non-zero byte at %d of %d", round, at, len(all))
+		}
+		b := mem.Reallocate(used)
+		for j := range b {
+			b[j] = 0xa5
+		}
+		mem.Free()
+	}
+}
+
+// TestMemPoolCapsGrowth: the limit bounds the memory, not the buffer the
+// pool happens to have.
+func TestMemPoolCapsGrowth(t *testing.T) {
+	p := &memPool{}
+	mem := p.allocator(2*65536).Allocate(65536, 1<<32)
+	if mem.Reallocate(65536) == nil || mem.Reallocate(2*65536) == nil {
+		t.Fatal("refused growth within the limit")
+	}
+	if mem.Reallocate(3*65536) != nil {
+		t.Fatal("grew past the limit")
+	}
+}
+
+// TestFreshInstanceSeesNoEarlierBytes: an instance of a module never
+// starts with bytes an earlier instance of it wrote, although instances
+// reuse each other's memory buffers.
+func TestFreshInstanceSeesNoEarlierBytes(t *testing.T) {
+	ctx := context.Background()
+	path := testwasm.Go(t, "./host/testdata/misbehave")
+	rt, err := New(ctx, Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	m, err := rt.LoadFile(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := make([]byte, 16)
+	rand.Read(secret)
+	token := []byte(hex.EncodeToString(secret))
+	lim := rt.cfg.Limits
+	reused := 0
+	var last uintptr
+	for range 10 {
+		inst, err := m.instantiate(ctx, lim, discard{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem := inst.mod.Memory()
+		all, _ := mem.Read(0, mem.Size())
+		if bytes.Contains(all, token) {
+			t.Fatal("a fresh instance's memory holds bytes an earlier instance wrote")
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(all))); p == last {
+			reused++
+		} else {
+			last = p
+		}
+		// Write where the guest's own start-up does not: spread over its
+		// memory, up to the last byte.
+		for at := uint32(0); at+uint32(len(token)) <= mem.Size(); at += mem.Size() / 7 {
+			mem.Write(at, token)
+		}
+		mem.Write(mem.Size()-uint32(len(token)), token)
+		inst.close()
+		// And a call's worth of the guest's own writes.
+		if _, err := m.Call(ctx, "echo", []byte(`{"text":"`+string(token)+`"}`), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no instance reused an earlier one's memory: the test proves nothing")
+	}
+}
