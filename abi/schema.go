@@ -36,18 +36,34 @@ const MaxSchemaDepth = 256
 // its own $schema may use (definitions, dependencies, additionalItems and
 // items as an array). enum, const, default, examples and unknown keywords
 // hold data, not schemas, and are kept as they are.
-var (
-	schemaKeywords = map[string]bool{
-		"additionalItems": true, "additionalProperties": true, "contains": true, "contentSchema": true,
-		"else": true, "if": true, "items": true, "not": true, "propertyNames": true, "then": true,
-		"unevaluatedItems": true, "unevaluatedProperties": true,
+//
+// They are switches, not maps: this package is linked into every Go guest,
+// where a package-level map is built again by every fresh instance's init.
+func isSchemaKeyword(key string) bool {
+	switch key {
+	case "additionalItems", "additionalProperties", "contains", "contentSchema",
+		"else", "if", "items", "not", "propertyNames", "then",
+		"unevaluatedItems", "unevaluatedProperties":
+		return true
 	}
-	schemaMapKeywords = map[string]bool{
-		"$defs": true, "definitions": true, "dependencies": true, "dependentSchemas": true,
-		"patternProperties": true, "properties": true,
+	return false
+}
+
+func isSchemaMapKeyword(key string) bool {
+	switch key {
+	case "$defs", "definitions", "dependencies", "dependentSchemas", "patternProperties", "properties":
+		return true
 	}
-	schemaArrayKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-)
+	return false
+}
+
+func isSchemaArrayKeyword(key string) bool {
+	switch key {
+	case "allOf", "anyOf", "oneOf", "prefixItems":
+		return true
+	}
+	return false
+}
 
 // NormalizeSchema returns schema with every boolean subschema replaced by
 // its object form (true by {}, false by {"not": {}}), which accepts exactly
@@ -127,12 +143,10 @@ func (n *normalizer) pointer() string {
 	var b strings.Builder
 	for _, tok := range n.path {
 		b.WriteByte('/')
-		pointerEscaper.WriteString(&b, tok)
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1"))
 	}
 	return b.String()
 }
-
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func (n *normalizer) fail(format string, args ...any) error {
 	return &SchemaError{Pointer: n.pointer(), Reason: fmt.Sprintf(format, args...)}
@@ -215,7 +229,7 @@ func (n *normalizer) schemaObject() error {
 	defer func() { n.depth-- }()
 	return n.members(func(key string) error {
 		switch {
-		case schemaKeywords[key]:
+		case isSchemaKeyword(key):
 			tok, err := n.token()
 			if err != nil {
 				return err
@@ -224,7 +238,7 @@ func (n *normalizer) schemaObject() error {
 				return n.schemaArray()
 			}
 			return n.schema(tok)
-		case schemaArrayKeywords[key]:
+		case isSchemaArrayKeyword(key):
 			tok, err := n.token()
 			if err != nil {
 				return err
@@ -233,7 +247,7 @@ func (n *normalizer) schemaObject() error {
 				return n.fail("%s must be an array of subschemas, got %s", key, tokenKind(tok))
 			}
 			return n.schemaArray()
-		case schemaMapKeywords[key]:
+		case isSchemaMapKeyword(key):
 			tok, err := n.token()
 			if err != nil {
 				return err

@@ -74,3 +74,32 @@ func TestManifestSchemasAndOptions(t *testing.T) {
 		t.Error("sdk.wipe: not destructive by default")
 	}
 }
+
+// spaced is a result whose own encoding is not compact.
+type spaced struct{}
+
+func (spaced) MarshalJSON() ([]byte, error) { return []byte(`{ "a" : [ 1, "<&>" ] }`), nil }
+
+// Dispatch writes a success envelope by hand; it must be byte for byte the
+// json.Marshal of abi.Response it replaced, whatever the result.
+func TestDispatchEnvelopeMatchesMarshal(t *testing.T) {
+	results := map[string]any{
+		"null": nil, "string": "a <b> & \u2028 \"q\"", "number": 1.5e300, "map": map[string]any{"z": 1, "a": []int{}},
+		"spaced": spaced{}, "raw": json.RawMessage(`[1, 2]`), "struct": anyResult{Value: "<x>"},
+	}
+	for name, r := range results {
+		tool := "sdk.envelope." + name
+		guest.Register(tool, guest.Options{}, func(struct{}) (any, error) { return r, nil })
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(abi.Response{Result: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := guest.Dispatch(tool, nil); string(got) != string(want) {
+			t.Errorf("%s: Dispatch = %s, json.Marshal gives %s", name, got, want)
+		}
+	}
+}
