@@ -2,6 +2,7 @@ package main
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -134,14 +135,15 @@ func slug(a slugArgs) (slugResult, error) {
 			w.Reset()
 		}
 	}
+	folded := fold()
 	for _, r := range a.Text {
 		r = unicode.ToLower(r)
 		switch {
 		case r == '\'' || r == '’' || unicode.Is(unicode.Mn, r):
 			// "don't" → dont, and combining accents vanish with their base
 			// letter already folded.
-		case fold[r] != "":
-			w.WriteString(fold[r])
+		case folded[r] != "":
+			w.WriteString(folded[r])
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			w.WriteRune(r)
 		default:
@@ -173,7 +175,9 @@ func slug(a slugArgs) (slugResult, error) {
 // fold maps lowercase Latin letters with diacritics to ASCII. It covers
 // Latin-1 and Latin Extended-A, which is what European text uses; a full
 // Unicode decomposition table would triple the module for little gain.
-var fold = func() map[rune]string {
+// It is built on first use, not in init, which runs in every fresh
+// instance whichever tool it serves.
+var fold = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{'æ': "ae", 'œ': "oe", 'ß': "ss", 'þ': "th", 'ĳ': "ij", 'ð': "d"}
 	for _, row := range []string{
 		"aàáâãäåāăą", "cçćĉċč", "dďđ", "eèéêëēĕėęě", "gĝğġģ", "hĥħ", "iìíîïĩīĭįı", "jĵ", "kķ",
@@ -185,4 +189,4 @@ var fold = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})
