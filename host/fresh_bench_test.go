@@ -63,6 +63,48 @@ func BenchmarkFresh(b *testing.B) {
 	}
 }
 
+// BenchmarkFreshRatio puts a Go SDK module beside the minimal reactor
+// call by call: each iteration makes one fresh call of each, in turn, and
+// charges each the process CPU time its call took. On a shared machine
+// whose load swings from second to second, alternating call by call keeps
+// the ratio (reported as ratio) honest where separate benchmarks would
+// each see a different load.
+func BenchmarkFreshRatio(b *testing.B) {
+	ctx := context.Background()
+	rt, _, _ := sharedRuntime(b)
+	load := func(b *testing.B, pkg string) *host.Module {
+		m, err := rt.LoadFile(ctx, testwasm.Go(b, pkg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { m.Close(ctx) })
+		return m
+	}
+	args := []byte(`{"text":"the cat and the hat"}`)
+	want := `{"words":5,"lines":1,"runes":19,"bytes":19}`
+	for _, sdk := range []string{"sdk-count", "sdk-text"} {
+		b.Run(sdk+"-vs-minimal", func(b *testing.B) {
+			pkg := map[string]string{"sdk-count": "./host/testdata/sdkcount", "sdk-text": "./tools-src/text"}[sdk]
+			mods := [2]*host.Module{load(b, pkg), load(b, "./host/testdata/minimal")}
+			var cpu [2]time.Duration
+			for b.Loop() {
+				for i, m := range mods {
+					start := processCPU()
+					res, err := m.Call(ctx, "text.count", args, host.Limits{})
+					cpu[i] += processCPU() - start
+					if err != nil || string(res) != want {
+						b.Fatalf("call = %s, %v; want %s", res, err, want)
+					}
+				}
+			}
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
+			b.ReportMetric(ms(cpu[0]), "sdk-cpu-ms/op")
+			b.ReportMetric(ms(cpu[1]), "minimal-cpu-ms/op")
+			b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "ratio")
+		})
+	}
+}
+
 // processCPU is the CPU time the process has used, user and system.
 func processCPU() time.Duration {
 	var ru syscall.Rusage
