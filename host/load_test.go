@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/wasmcheck"
 )
 
 func TestLoadEcho(t *testing.T) {
@@ -161,5 +163,26 @@ func TestCompilationCache(t *testing.T) {
 	rt := newRuntime(t, host.Config{CacheDir: "off"})
 	if _, err := rt.LoadFile(context.Background(), watPath(t, "echo")); err != nil {
 		t.Fatalf(`CacheDir "off": %v`, err)
+	}
+}
+
+// TestIdentityOfARewrittenModule: a Go module is compiled with its data
+// segments joined (wasmcheck.CoalesceData), yet its identity, in every
+// name, cache key and event, is the sha256 of the file as it is.
+func TestIdentityOfARewrittenModule(t *testing.T) {
+	_, mb, _ := sharedRuntime(t)
+	wasm, err := os.ReadFile(misbehavePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, err := wasmcheck.Check(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(wasmcheck.CoalesceData(checked), wasm) {
+		t.Fatal("the Go fixture's data segments were not joined: the test proves nothing")
+	}
+	if sum := sha256.Sum256(wasm); mb.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("SHA256 = %s, want the file's %x", mb.SHA256, sum)
 	}
 }
