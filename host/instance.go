@@ -17,6 +17,7 @@ import (
 // instance is one live guest: created for a single call and closed after.
 type instance struct {
 	mod api.Module
+	m   *Module // whose code it runs: in use until close
 }
 
 // baseConfig is the sandbox every instance gets: no arguments, no
@@ -36,19 +37,25 @@ func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*i
 	if m.minBytes > lim.MemoryBytes {
 		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
 	}
-	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
-	actx := experimental.WithMemoryAllocator(ctx, memoryCap(lim.MemoryBytes))
-	mod, err := m.rt.rt.InstantiateModule(actx, m.compiled, cfg)
+	compiled, err := m.acquireCode(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &instance{mod: mod}, nil
+	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
+	actx := experimental.WithMemoryAllocator(ctx, memoryCap(lim.MemoryBytes))
+	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	if err != nil {
+		m.releaseCode()
+		return nil, err
+	}
+	return &instance{mod: mod, m: m}, nil
 }
 
 func (i *instance) close() {
 	// A fresh context: the call's may be done, and closing must still free
 	// the instance.
 	_ = i.mod.Close(context.Background())
+	i.m.releaseCode()
 }
 
 // read copies the bytes a packed (ptr<<32 | len) result points at, refusing

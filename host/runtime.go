@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -47,6 +48,16 @@ type Config struct {
 	// Compile bounds compiling each module (see CompileLimits); the zero
 	// value compiles in this process, without bounds.
 	Compile CompileLimits
+	// Lazy loads a module described before (its describe cache entry,
+	// kept beside the compilation cache) without compiling it: its tools
+	// list at once and its code compiles on its first call, which waits
+	// for it under its own deadline. Off, every load compiles.
+	Lazy bool
+	// MaxResident bounds how many tool modules keep their compiled code in
+	// memory: past it, the idle ones used longest ago release theirs and
+	// compile again (from the file cache) on their next call. 0 keeps
+	// every module's.
+	MaxResident int
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -59,6 +70,13 @@ type Runtime struct {
 	cfg      Config
 	logger   *slog.Logger
 	grants   *toolhostv1.Grants
+
+	residents residents // modules with compiled code in memory (resident.go)
+	// Counters for tests and metrics: modules compiled, loads served by
+	// the describe cache, compiles in progress on demand, releases.
+	compiles, describeHits, released atomic.Uint64
+	compiling                        atomic.Int64
+	life                             lifetime // on-demand compiles, ended by Close
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -101,7 +119,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
+		residents: residents{max: cfg.MaxResident}, life: newLifetime()}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -186,6 +205,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.life.end()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {
