@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/host"
+)
+
+// lazyFlags are serve's flags for when modules' code is compiled and kept.
+type lazyFlags struct {
+	lazy        bool
+	maxResident int
+}
+
+func (l *lazyFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&l.lazy, "lazy", true, "list modules described before from the describe cache without compiling them; each compiles on its first call (--lazy=false compiles every module at start)")
+	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
+}
+
+// apply sets the flags' fields of the host's config.
+func (l *lazyFlags) apply(c *host.Config) {
+	c.Lazy, c.MaxResident = l.lazy, l.maxResident
+}
+
+// readyNote adds the modules compiling on demand to what /readyz says
+// beside "ready": a replica whose first calls wait on a compile is
+// serving, and says why those calls are slow.
+func readyNote(degraded func() string, rt *host.Runtime) func() string {
+	return func() string {
+		msg := degraded()
+		if n := rt.ModuleStats().Compiling; n > 0 {
+			if msg == "" {
+				msg = "ready"
+			}
+			msg += fmt.Sprintf("; %d modules compiling on demand (their calls wait)", n)
+		}
+		return msg
+	}
+}
