@@ -1,6 +1,9 @@
 package host
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+)
 
 // ResumDescribeEntry recomputes a describe cache entry's sum after a test
 // edits it: a well-formed entry that lies.
@@ -11,4 +14,13 @@ func ResumDescribeEntry(b []byte) ([]byte, error) {
 	}
 	e.Sum = e.sum()
 	return json.Marshal(&e)
+}
+
+// TakeSlot takes one of the runtime's fresh-instance slots, as a call
+// does, until the returned func gives it back.
+func (r *Runtime) TakeSlot(ctx context.Context) (func(), error) {
+	if err := r.admit.enter(ctx); err != nil {
+		return nil, err
+	}
+	return r.admit.leave, nil
 }

@@ -53,6 +53,11 @@ type Config struct {
 	// list at once and its code compiles on its first call, which waits
 	// for it under its own deadline. Off, every load compiles.
 	Lazy bool
+	// MaxFresh bounds how many fresh instances are made and run at once
+	// for calls; the rest queue for a slot under their own deadline
+	// (admit.go). 0 means no bound; about the number of CPUs keeps
+	// latency and memory bounded when the CPU is saturated.
+	MaxFresh int
 	// MaxResident bounds how many tool modules keep their compiled code in
 	// memory: past it, the idle ones used longest ago release theirs and
 	// compile again (from the file cache) on their next call. 0 keeps
@@ -76,7 +81,8 @@ type Runtime struct {
 	// the describe cache, compiles in progress on demand, releases.
 	compiles, describeHits, released atomic.Uint64
 	compiling                        atomic.Int64
-	life                             lifetime // on-demand compiles, ended by Close
+	life                             lifetime   // on-demand compiles, ended by Close
+	admit                            *admission // Config.MaxFresh
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -120,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
-		residents: residents{max: cfg.MaxResident}, life: newLifetime()}, nil
+		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh)}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
