@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -89,8 +90,18 @@ func (i *instance) write(ctx context.Context, alloc api.Function, b []byte) (uin
 // sleep that ends early when the call's context ends, so a guest blocked in
 // time.Sleep cannot hold its caller past the deadline. wazero's default
 // returns at once, which would turn every sleep into a busy loop.
+//
+// When the context ends it stops the guest there and then, the way WASI's
+// proc_exit does (a panic wazero turns into the call's error): returning
+// would leave the guest running until wazero's close-on-context-done
+// goroutine is scheduled and the guest next reaches a loop header, and a
+// Go guest's scheduler goes straight back to sleep meanwhile. That wait
+// was most of a sleeping guest's lateness past its deadline.
 func sleeper(ctx context.Context) sys.Nanosleep {
 	return func(ns int64) {
+		if ctx.Err() != nil {
+			stopGuest(ctx)
+		}
 		if ns <= 0 {
 			return
 		}
@@ -99,8 +110,20 @@ func sleeper(ctx context.Context) sys.Nanosleep {
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+			stopGuest(ctx)
 		}
 	}
+}
+
+// stopGuest ends the guest's call from inside a host function: wazero
+// recovers the panic and returns it from the exported function, and the
+// caller, seeing ctx ended, reports the context's error.
+func stopGuest(ctx context.Context) {
+	code := uint32(sys.ExitCodeContextCanceled)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		code = sys.ExitCodeDeadlineExceeded
+	}
+	panic(sys.NewExitError(code))
 }
 
 // memoryCap returns an allocator that refuses to grow linear memory past
