@@ -126,15 +126,21 @@ reliability: build plugins
 # Deadline lateness (docs/BENCHMARKS.md): how late a 50 ms timeout's error
 # comes back for a spinning and a sleeping Go guest, LATENESS_CALLS calls
 # each, one at a time; and overload: OVERLOAD_CALLERS callers saturating the
-# CPU for 10 s with fresh-instance admission off and at GOMAXPROCS (latency,
-# peak RSS). Measurements of the machine, not gates: not in `make test`.
+# CPU for 10 s with fresh-instance admission off and at OVERLOAD_FRESH
+# (default: the CPU count), interleaved, one process per arm (latency, peak
+# RSS). Measurements of the machine, not gates: not in `make test`.
 LATENESS_CALLS   ?= 200
 OVERLOAD_CALLERS ?= 32
+OVERLOAD_FRESH   ?= $(shell nproc)
 .PHONY: lateness overload
 lateness:
 	TOOLHOST_LATENESS=$(LATENESS_CALLS) $(GO) test -count=1 -v -run '^TestLatenessReport$$' ./host/
 overload:
-	TOOLHOST_OVERLOAD=$(OVERLOAD_CALLERS) $(GO) test -count=1 -v -timeout 10m -run '^TestOverloadReport$$' ./host/
+	$(GO) test -c -o bin/host.test ./host/
+	@echo '| max fresh | callers | calls | ok | p50 | p99 | peak RSS MiB |'; echo '|---|---|---|---|---|---|---|'
+	@cd host && for f in 0 $(OVERLOAD_FRESH) 0 $(OVERLOAD_FRESH); do \
+		TOOLHOST_OVERLOAD=$(OVERLOAD_CALLERS) TOOLHOST_OVERLOAD_FRESH=$$f ../bin/host.test -test.count=1 -test.v \
+			-test.timeout 10m -test.run '^TestOverloadReport$$' | grep '^| [0-9]'; done
 
 # A 20 s soak alone, for a quick look at the same figures.
 soak-short: build plugins
