@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/attempt"
+	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // With MaxFresh slots, never more fresh instances are made and run at
@@ -67,5 +71,43 @@ func TestAdmissionQueuedCallIsHostStarved(t *testing.T) {
 	leave()
 	if res, err := m.Call(context.Background(), "echo", []byte(`{}`), host.Limits{}); err != nil || string(res) != `{}` {
 		t.Fatalf("after the slot was freed: %s, %v", res, err)
+	}
+}
+
+// Through the dispatcher: timeouts of calls that only queued for a slot
+// are the host's, not the tool's; however many there are, the tool's
+// breaker stays closed and the next call, once a slot is free, runs.
+func TestAdmissionStarvedTimeoutsSpareTheBreaker(t *testing.T) {
+	rt := newRuntime(t, host.Config{MaxFresh: 1})
+	m, err := rt.LoadFile(context.Background(), watPath(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec *registry.Tool
+	for _, tool := range m.Tools {
+		if tool.Name == "wat.echo" {
+			rec = loader.Record(m, tool, loader.Override{Timeout: 20 * time.Millisecond})
+		}
+	}
+	if rec == nil {
+		t.Fatalf("no wat.echo in %v", m.Tools)
+	}
+	reg, err := registry.New([]*registry.Tool{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := dispatcher.New(reg, dispatcher.Config{})
+	leave, err := rt.TakeSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * breaker.DefaultFailures {
+		if _, err := d.Call(context.Background(), dispatcher.Call{Tool: "wat.echo", Args: []byte(`{}`)}); !errors.Is(err, dispatcher.ErrTimeout) {
+			t.Fatalf("queued call: %v; want a timeout", err)
+		}
+	}
+	leave()
+	if res, err := d.Call(context.Background(), dispatcher.Call{Tool: "wat.echo", Args: []byte(`{"k":1}`)}); err != nil || string(res) != `{"k":1}` {
+		t.Fatalf("after the starved timeouts: %s, %v; want the call run (breaker closed)", res, err)
 	}
 }
