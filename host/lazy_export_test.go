@@ -24,3 +24,7 @@ func (r *Runtime) TakeSlot(ctx context.Context) (func(), error) {
 	}
 	return r.admit.leave, nil
 }
+
+// WaitBackground waits for the compiles the runtime started in the
+// background (Config.WarmUp) and on demand so far.
+func (r *Runtime) WaitBackground() { r.life.wg.Wait() }

@@ -237,3 +237,32 @@ func TestLazyModuleFileChanged(t *testing.T) {
 		t.Fatalf("call after the file changed: %v; want a transient error saying so", err)
 	}
 }
+
+// With WarmUp, modules listed from the describe cache compile in the
+// background after the start, so their first calls need not; the resident
+// budget bounds the warm-up too.
+func TestWarmUpCompilesListedModules(t *testing.T) {
+	cacheA, a := describedOnce(t, "echo")
+	dir := filepath.Dir(a)
+	b := copyModule(t, dir, "guesterror")
+	rt0 := newRuntime(t, host.Config{CacheDir: cacheA, Lazy: true})
+	if _, err := rt0.LoadFile(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		maxResident, want int
+	}{"no budget": {0, 2}, "a budget of one": {1, 1}} {
+		t.Run(name, func(t *testing.T) {
+			rt := newRuntime(t, host.Config{CacheDir: cacheA, Lazy: true, WarmUp: true, MaxResident: tc.maxResident})
+			for _, p := range []string{a, b} {
+				if _, err := rt.LoadFile(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rt.WaitBackground()
+			if s := rt.ModuleStats(); s.DescribeHits != 2 || s.Compiles != uint64(tc.want) || s.Resident != tc.want {
+				t.Fatalf("after the warm-up: %+v; want both listed from the cache and %d compiled", s, tc.want)
+			}
+		})
+	}
+}

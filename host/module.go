@@ -77,6 +77,9 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 	if r.cfg.Lazy {
 		sum := sha256.Sum256(wasm)
 		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
+			if r.cfg.WarmUp {
+				r.warmUp(m)
+			}
 			return m, nil
 		}
 	}

@@ -169,6 +169,31 @@ func (m *Module) compileOnDemand(p *compiling) {
 	m.rt.residents.trim()
 }
 
+// warmUp compiles m in the background, a few modules at a time
+// (Config.WarmUp), unless the resident budget is already spent. It goes
+// through acquireCode, so a call that started the compile first is joined,
+// not repeated, and a call never queues behind the warm-up's slots.
+func (r *Runtime) warmUp(m *Module) {
+	if !r.life.add() {
+		return
+	}
+	go func() {
+		defer r.life.done()
+		select {
+		case r.warmSlots <- struct{}{}:
+		case <-r.life.ctx.Done():
+			return
+		}
+		defer func() { <-r.warmSlots }()
+		if r.residents.max > 0 && r.residents.count() >= r.residents.max {
+			return // the budget is spent: the first call compiles it
+		}
+		if _, err := m.acquireCode(r.life.ctx); err == nil {
+			m.releaseCode()
+		}
+	}()
+}
+
 // recompile reads the module's file again and compiles it, through the
 // same checks as at load. The file must still hold the bytes the module
 // was listed with: a changed file is a reload's business, and until it

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,12 @@ type Config struct {
 	// list at once and its code compiles on its first call, which waits
 	// for it under its own deadline. Off, every load compiles.
 	Lazy bool
+	// WarmUp, with Lazy, compiles the modules listed from the describe
+	// cache in the background after they load, a few at a time, so that
+	// most first calls find their code ready; a call that comes first
+	// waits for its module's compile as without it. It stops at
+	// MaxResident.
+	WarmUp bool
 	// MaxFresh bounds how many fresh instances are made and run at once
 	// for calls; the rest queue for a slot under their own deadline
 	// (admit.go). 0 means no bound; about the number of CPUs keeps
@@ -81,8 +88,9 @@ type Runtime struct {
 	// the describe cache, compiles in progress on demand, releases.
 	compiles, describeHits, released atomic.Uint64
 	compiling                        atomic.Int64
-	life                             lifetime   // on-demand compiles, ended by Close
-	admit                            *admission // Config.MaxFresh
+	life                             lifetime      // on-demand compiles, ended by Close
+	admit                            *admission    // Config.MaxFresh
+	warmSlots                        chan struct{} // Config.WarmUp compiles at once
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -126,7 +134,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
-		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh)}, nil
+		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
+		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {

@@ -12,6 +12,7 @@ import (
 // and how many fresh instances run at once.
 type lazyFlags struct {
 	lazy        bool
+	warmUp      bool
 	maxResident int
 	maxFresh    int
 }
@@ -19,13 +20,14 @@ type lazyFlags struct {
 func (l *lazyFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&l.lazy, "lazy", true, "list modules described before from the describe cache without compiling them; each compiles on its first call (--lazy=false compiles every module at start)")
+	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy, compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
 	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
 	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
 }
 
 // apply sets the flags' fields of the host's config.
 func (l *lazyFlags) apply(c *host.Config) {
-	c.Lazy, c.MaxResident, c.MaxFresh = l.lazy, l.maxResident, l.maxFresh
+	c.Lazy, c.WarmUp, c.MaxResident, c.MaxFresh = l.lazy, l.warmUp, l.maxResident, l.maxFresh
 }
 
 // readyNote adds the modules compiling on demand to what /readyz says
