@@ -177,14 +177,23 @@ func (r *Runtime) warmUp(m *Module) {
 	if !r.life.add() {
 		return
 	}
+	r.warmQueued.Add(1)
 	go func() {
 		defer r.life.done()
+		queued := true
+		defer func() {
+			if queued {
+				r.warmQueued.Add(-1)
+			}
+		}()
 		select {
 		case r.warmSlots <- struct{}{}:
 		case <-r.life.ctx.Done():
 			return
 		}
 		defer func() { <-r.warmSlots }()
+		queued = false
+		r.warmQueued.Add(-1)
 		if r.residents.max > 0 && r.residents.count() >= r.residents.max {
 			return // the budget is spent: the first call compiles it
 		}
@@ -312,8 +321,9 @@ type ModuleStats struct {
 	// DescribeHits counts loads served by the describe cache, which
 	// compile nothing.
 	DescribeHits uint64
-	// Compiling is how many modules are compiling on demand now.
-	Compiling int64
+	// Compiling is how many modules are compiling now (on demand or
+	// warming up), and WarmQueued how many wait to warm up.
+	Compiling, WarmQueued int64
 	// Resident is how many tool modules have compiled code in memory.
 	Resident int
 	// Released counts compiled code released under Config.MaxResident.
@@ -323,7 +333,7 @@ type ModuleStats struct {
 // ModuleStats returns the runtime's counts so far.
 func (r *Runtime) ModuleStats() ModuleStats {
 	return ModuleStats{Compiles: r.compiles.Load(), DescribeHits: r.describeHits.Load(),
-		Compiling: r.compiling.Load(), Resident: r.residents.count(), Released: r.released.Load()}
+		Compiling: r.compiling.Load(), WarmQueued: r.warmQueued.Load(), Resident: r.residents.count(), Released: r.released.Load()}
 }
 
 // Resident reports whether the module's compiled code is in memory.

@@ -87,7 +87,7 @@ type Runtime struct {
 	// Counters for tests and metrics: modules compiled, loads served by
 	// the describe cache, compiles in progress on demand, releases.
 	compiles, describeHits, released atomic.Uint64
-	compiling                        atomic.Int64
+	compiling, warmQueued            atomic.Int64
 	life                             lifetime      // on-demand compiles, ended by Close
 	admit                            *admission    // Config.MaxFresh
 	warmSlots                        chan struct{} // Config.WarmUp compiles at once

@@ -36,11 +36,11 @@ func (l *lazyFlags) apply(c *host.Config) {
 func readyNote(degraded func() string, rt *host.Runtime) func() string {
 	return func() string {
 		msg := degraded()
-		if n := rt.ModuleStats().Compiling; n > 0 {
+		if s := rt.ModuleStats(); s.Compiling+s.WarmQueued > 0 {
 			if msg == "" {
 				msg = "ready"
 			}
-			msg += fmt.Sprintf("; %d modules compiling on demand (their calls wait)", n)
+			msg += fmt.Sprintf("; %d modules compiling, %d queued to (their calls wait for it)", s.Compiling, s.WarmQueued)
 		}
 		return msg
 	}
