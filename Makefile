@@ -123,6 +123,25 @@ reliability: build plugins
 	TOOLHOST_RELIABILITY=full TOOLHOST_SOAK=$(SOAK) TOOLHOST_SOAK_WORKERS=$(SOAK_WORKERS) \
 		$(GO) test -p 1 -count=1 -v -timeout 30m -run 'Hostile|Soak' ./reliability/ ./cmd/toolhost/
 
+# Deadline lateness (docs/BENCHMARKS.md): how late a 50 ms timeout's error
+# comes back for a spinning and a sleeping Go guest, LATENESS_CALLS calls
+# each, one at a time; and overload: OVERLOAD_CALLERS callers saturating the
+# CPU for 10 s with fresh-instance admission off and at OVERLOAD_FRESH
+# (default: the CPU count), interleaved, one process per arm (latency, peak
+# RSS). Measurements of the machine, not gates: not in `make test`.
+LATENESS_CALLS   ?= 200
+OVERLOAD_CALLERS ?= 32
+OVERLOAD_FRESH   ?= $(shell nproc)
+.PHONY: lateness overload
+lateness:
+	TOOLHOST_LATENESS=$(LATENESS_CALLS) $(GO) test -count=1 -v -run '^TestLatenessReport$$' ./host/
+overload:
+	$(GO) test -c -o bin/host.test ./host/
+	@echo '| max fresh | callers | calls | ok | p50 | p99 | peak RSS MiB |'; echo '|---|---|---|---|---|---|---|'
+	@cd host && for f in 0 $(OVERLOAD_FRESH) 0 $(OVERLOAD_FRESH); do \
+		TOOLHOST_OVERLOAD=$(OVERLOAD_CALLERS) TOOLHOST_OVERLOAD_FRESH=$$f ../bin/host.test -test.count=1 -test.v \
+			-test.timeout 10m -test.run '^TestOverloadReport$$' | grep '^| [0-9]'; done
+
 # A 20 s soak alone, for a quick look at the same figures.
 soak-short: build plugins
 	TOOLHOST_SOAK=20s TOOLHOST_SOAK_WORKERS=$(SOAK_WORKERS) $(GO) test -count=1 -v -run '^TestSoak$$' ./cmd/toolhost/

@@ -57,7 +57,16 @@ func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits)
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(tool, out)
 
-	inst, err := m.instantiate(ctx, lim, out)
+	release, err := m.admitFresh(ctx)
+	var inst *instance
+	if err == nil {
+		defer release()
+		inst, err = m.instantiate(ctx, lim, out)
+	}
+	var ae *abi.Error
+	if errors.As(err, &ae) {
+		return nil, ae // compiling on demand found the file changed: not the tool's fault
+	}
 	if err != nil {
 		return nil, m.fault(ctx, tool, "instantiating", err, out)
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -17,6 +18,7 @@ import (
 // instance is one live guest: created for a single call and closed after.
 type instance struct {
 	mod api.Module
+	m   *Module // whose code it runs: in use until close
 }
 
 // baseConfig is the sandbox every instance gets: no arguments, no
@@ -37,19 +39,25 @@ func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*i
 	if m.minBytes > lim.MemoryBytes {
 		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
 	}
-	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
-	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
-	mod, err := m.rt.rt.InstantiateModule(actx, m.compiled, cfg)
+	compiled, err := m.acquireCode(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &instance{mod: mod}, nil
+	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
+	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
+	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	if err != nil {
+		m.releaseCode()
+		return nil, err
+	}
+	return &instance{mod: mod, m: m}, nil
 }
 
 func (i *instance) close() {
 	// A fresh context: the call's may be done, and closing must still free
 	// the instance.
 	_ = i.mod.Close(context.Background())
+	i.m.releaseCode()
 }
 
 // read copies the bytes a packed (ptr<<32 | len) result points at, refusing
@@ -83,8 +91,18 @@ func (i *instance) write(ctx context.Context, alloc api.Function, b []byte) (uin
 // sleep that ends early when the call's context ends, so a guest blocked in
 // time.Sleep cannot hold its caller past the deadline. wazero's default
 // returns at once, which would turn every sleep into a busy loop.
+//
+// When the context ends it stops the guest there and then, the way WASI's
+// proc_exit does (a panic wazero turns into the call's error): returning
+// would leave the guest running until wazero's close-on-context-done
+// goroutine is scheduled and the guest next reaches a loop header, and a
+// Go guest's scheduler goes straight back to sleep meanwhile. That wait
+// was most of a sleeping guest's lateness past its deadline.
 func sleeper(ctx context.Context) sys.Nanosleep {
 	return func(ns int64) {
+		if ctx.Err() != nil {
+			stopGuest(ctx)
+		}
 		if ns <= 0 {
 			return
 		}
@@ -93,8 +111,20 @@ func sleeper(ctx context.Context) sys.Nanosleep {
 		select {
 		case <-t.C:
 		case <-ctx.Done():
+			stopGuest(ctx)
 		}
 	}
+}
+
+// stopGuest ends the guest's call from inside a host function: wazero
+// recovers the panic and returns it from the exported function, and the
+// caller, seeing ctx ended, reports the context's error.
+func stopGuest(ctx context.Context) {
+	code := uint32(sys.ExitCodeContextCanceled)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		code = sys.ExitCodeDeadlineExceeded
+	}
+	panic(sys.NewExitError(code))
 }
 
 // discard is an io.Writer that drops everything (describe's guest output).

@@ -30,9 +30,11 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	compiled wazero.CompiledModule
-	minBytes uint64
+	code     code     // compiled code: maybe not yet, or released (resident.go)
+	minBytes uint64   // linear memory at start
 	notes    bool     // imports toolhost_v1.progress or log
+	egress   bool     // imports toolhost_v1.http_request
+	hasInit  bool     // exports _initialize
 	mem      *memPool // linear memory for its instances
 }
 
@@ -68,18 +70,34 @@ func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
 // exports against the ABI, and runs toolhost_describe in a fresh instance
 // bounded by Config.DescribeTimeout. Every failure is a *LoadError naming
 // path.
+//
+// With Config.Lazy, a module described before (its describe cache entry,
+// by sha256, beside the compilation cache) loads at once without
+// compiling: its code compiles on its first call.
 func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
+	if r.cfg.Lazy {
+		sum := sha256.Sum256(wasm)
+		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
+			if r.cfg.WarmUp {
+				r.warmUp(m)
+			}
+			return m, nil
+		}
+	}
 	m, err := r.compile(ctx, path, wasm, wantExports, "")
 	if err != nil {
 		return nil, err
 	}
-	manifest, err := m.describe(ctx)
+	manifest, raw, err := m.describe(ctx)
 	if err != nil {
-		_ = m.compiled.Close(ctx)
+		_ = m.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
 	}
 	m.Manifest = manifest
 	m.Tools = manifest.Resolve()
+	r.storeDescribe(m, raw)
+	r.residents.touch(m)
+	r.residents.trim()
 	return m, nil
 }
 
@@ -114,14 +132,23 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	if err != nil {
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
+	r.compiles.Add(1)
 	sum := sha256.Sum256(wasm)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, compiled: compiled, mem: &memPool{}}
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{}}
+	m.code.compiled = compiled
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s%s", shapeNote, reason)
 	}
 	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
 	m.notes = importsNotes(compiled)
+	_, m.hasInit = compiled.ExportedFunctions()[abi.ExportInitialize]
+	for _, imp := range compiled.ImportedFunctions() {
+		// Only http_request reaches out: progress and log stay with the caller.
+		if mod, name, _ := imp.Import(); mod == abi.ImportModule && name == abi.ImportHTTPRequest {
+			m.egress = true
+		}
+	}
 	if m.minBytes > r.cfg.Limits.MemoryBytes {
 		_ = compiled.Close(ctx)
 		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
@@ -174,9 +201,11 @@ func signature(params, results []api.ValueType) string {
 	return "(" + names(params) + ") -> (" + names(results) + ")"
 }
 
-// describe checks the ABI version and reads the manifest.
-func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
+// describe checks the ABI version and reads the manifest, returning it
+// parsed and as the guest wrote it.
+func (m *Module) describe(ctx context.Context) (*abi.Manifest, []byte, error) {
 	var manifest *abi.Manifest
+	var raw []byte
 	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
 		res, err := inst.mod.ExportedFunction(abi.ExportDescribe).Call(ctx)
 		if err != nil {
@@ -186,10 +215,11 @@ func (m *Module) describe(ctx context.Context) (*abi.Manifest, error) {
 		if err != nil {
 			return fmt.Errorf("%s: %w", abi.ExportDescribe, err)
 		}
+		raw = b
 		manifest, err = abi.ParseManifest(b)
 		return err
 	})
-	return manifest, err
+	return manifest, raw, err
 }
 
 // atLoad runs the checks every module gets at load, in one fresh instance
@@ -205,7 +235,7 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		// Instantiating also links imports and copies data segments: name
 		// _initialize only when there is one to blame.
 		during := "instantiating"
-		if _, ok := m.compiled.ExportedFunctions()[abi.ExportInitialize]; ok {
+		if m.hasInit {
 			during = abi.ExportInitialize
 		}
 		return m.loadFault(ctx, during, err)
@@ -234,9 +264,22 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 	return fmt.Errorf("%s failed: %w", fn, err)
 }
 
-// Close releases the compiled code. Calls in flight may fail.
+// Close releases the compiled code (once the instances made from it are
+// closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
-	return m.compiled.Close(ctx)
+	c := &m.code
+	c.mu.Lock()
+	c.closed = true
+	m.rt.residents.forget(m)
+	var drop wazero.CompiledModule
+	if c.users == 0 {
+		drop, c.compiled = c.compiled, nil
+	}
+	c.mu.Unlock()
+	if drop == nil {
+		return nil
+	}
+	return drop.Close(ctx)
 }
 
 // OpenWorld reports whether the module may reach beyond the host (MCP
@@ -246,16 +289,7 @@ func (m *Module) Close(ctx context.Context) error {
 // import it, but every request it makes is refused; without the import a
 // grant gives it nothing to call.
 func (m *Module) OpenWorld() bool {
-	if !m.rt.grants.OpenWorld(moduleName(m.Path)) {
-		return false
-	}
-	for _, imp := range m.compiled.ImportedFunctions() {
-		// Only http_request reaches out: progress and log stay with the caller.
-		if mod, name, _ := imp.Import(); mod == abi.ImportModule && name == abi.ImportHTTPRequest {
-			return true
-		}
-	}
-	return false
+	return m.egress && m.rt.grants.OpenWorld(moduleName(m.Path))
 }
 
 // moduleName is the file name egress grants are keyed by.

@@ -42,7 +42,7 @@ func (r *Runtime) LoadPlanner(ctx context.Context, path string, wasm []byte) (*P
 		return nil, err
 	}
 	if err := m.atLoad(ctx, nil); err != nil {
-		_ = m.compiled.Close(ctx)
+		_ = m.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
 	}
 	return &Planner{m: m}, nil

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -47,6 +49,27 @@ type Config struct {
 	// Compile bounds compiling each module (see CompileLimits); the zero
 	// value compiles in this process, without bounds.
 	Compile CompileLimits
+	// Lazy loads a module described before (its describe cache entry,
+	// kept beside the compilation cache) without compiling it: its tools
+	// list at once and its code compiles on its first call, which waits
+	// for it under its own deadline. Off, every load compiles.
+	Lazy bool
+	// WarmUp, with Lazy, compiles the modules listed from the describe
+	// cache in the background after they load, a few at a time, so that
+	// most first calls find their code ready; a call that comes first
+	// waits for its module's compile as without it. It stops at
+	// MaxResident.
+	WarmUp bool
+	// MaxFresh bounds how many fresh instances are made and run at once
+	// for calls; the rest queue for a slot under their own deadline
+	// (admit.go). 0 means no bound; about the number of CPUs keeps
+	// latency and memory bounded when the CPU is saturated.
+	MaxFresh int
+	// MaxResident bounds how many tool modules keep their compiled code in
+	// memory: past it, the idle ones used longest ago release theirs and
+	// compile again (from the file cache) on their next call. 0 keeps
+	// every module's.
+	MaxResident int
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -59,6 +82,15 @@ type Runtime struct {
 	cfg      Config
 	logger   *slog.Logger
 	grants   *toolhostv1.Grants
+
+	residents residents // modules with compiled code in memory (resident.go)
+	// Counters for tests and metrics: modules compiled, loads served by
+	// the describe cache, compiles in progress on demand, releases.
+	compiles, describeHits, released atomic.Uint64
+	compiling, warmQueued            atomic.Int64
+	life                             lifetime      // on-demand compiles, ended by Close
+	admit                            *admission    // Config.MaxFresh
+	warmSlots                        chan struct{} // Config.WarmUp compiles at once
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -101,7 +133,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
+		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
+		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -186,6 +220,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.life.end()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {

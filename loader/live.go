@@ -146,6 +146,9 @@ type Change struct {
 	Errors  []*host.LoadError        // files refused; any older version keeps serving
 	Tools   map[string][]string      // file -> tool names, for loaded files
 	Took    map[string]time.Duration // file -> compile and describe time
+	// Deferred are loaded files listed from the describe cache: their code
+	// compiles on their first call (host.Config.Lazy).
+	Deferred []string
 }
 
 // Empty reports whether the rescan changed nothing.
@@ -351,6 +354,9 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
 	ch.Loaded = append(ch.Loaded, path)
 	ch.Took[path] = res.took
+	if !m.Resident() {
+		ch.Deferred = append(ch.Deferred, path)
+	}
 	for _, t := range m.Tools {
 		ch.Tools[path] = append(ch.Tools[path], t.Name)
 	}
@@ -428,6 +434,9 @@ func (l *Live) report(ch *Change) {
 		for _, p := range ch.Loaded {
 			lines[p] = fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v", p, len(ch.Tools[p]),
 				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
+			if slices.Contains(ch.Deferred, p) {
+				lines[p] += " (from the describe cache; compiles on its first call)"
+			}
 		}
 		for _, e := range ch.Errors {
 			lines[e.Path] = fmt.Sprintf("toolhost: skip %s: %s", e.Path, e.Reason)

@@ -92,7 +92,9 @@ func TestE2ERedisFleet(t *testing.T) {
 	if again := textOf(callTool(t, cs1, "nonce", map[string]any{}, mcp.Meta{transport.MetaIdempotencyKey: "while-down"})); again != first {
 		t.Fatalf("after recovery another replica answered %q, want the replay %q", again, first)
 	}
-	if code, body := reps[0].readyz(t); code != http.StatusOK || strings.TrimSpace(body) != "ready" {
+	// "ready", perhaps with the modules still warming up after it (serve
+	// --warm-up): not degraded.
+	if code, body := reps[0].readyz(t); code != http.StatusOK || !strings.HasPrefix(body, "ready") {
 		t.Fatalf("/readyz after recovery: %d %q", code, body)
 	}
 }

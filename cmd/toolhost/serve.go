@@ -47,6 +47,7 @@ type serveFlags struct {
 	planners       string
 	toolNames      string
 	planMaxSession int
+	lazy           lazyFlags // serve_lazy.go
 
 	allowOrigins      []string
 	readTimeout       time.Duration
@@ -105,6 +106,7 @@ to --grace.`,
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	addEdgeFlags(cmd, &f)
 	addBoundsFlags(cmd, &f)
+	f.lazy.register(cmd)
 	cmd.Flags().IntVar(&f.planMaxSession, "plan-max-session-bytes", transport.DefaultMaxSessionBytes, "most bytes of arguments and results one toolhost.plan session holds")
 	addRedisFlags(cmd, &f)
 	return cmd
@@ -143,7 +145,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or configure [auth.oauth], or bind to 127.0.0.1", f.addr)
 	}
-	rt, err := host.New(ctx, op.hostConfig(f.cacheDir, logger))
+	hc := op.hostConfig(f.cacheDir, logger)
+	f.lazy.apply(&hc)
+	rt, err := host.New(ctx, hc)
 	if err != nil {
 		return err
 	}
@@ -218,7 +222,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	})
 	go m.Follow(ctx, bus)
 	fl.register(m.Registry())
-	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, fl.degraded, logger)
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, readyNote(fl.degraded, rt), logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
