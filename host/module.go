@@ -34,6 +34,7 @@ type Module struct {
 	minBytes uint64
 	notes    bool     // imports toolhost_v1.progress or log
 	mem      *memPool // linear memory for its instances
+	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
 }
 
 // export is a function export the ABI requires, with its signature.
@@ -234,8 +235,10 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 	return fmt.Errorf("%s failed: %w", fn, err)
 }
 
-// Close releases the compiled code. Calls in flight may fail.
+// Close retires the module's warm instances (those in a call when it
+// returns) and releases the compiled code. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
+	m.rt.warm.closeModule(m)
 	return m.compiled.Close(ctx)
 }
 

@@ -47,6 +47,9 @@ type Config struct {
 	// Compile bounds compiling each module (see CompileLimits); the zero
 	// value compiles in this process, without bounds.
 	Compile CompileLimits
+	// Reuse configures warm instances for the tools that allow them (see
+	// Reuse); the zero value is reuse on, within the default bounds.
+	Reuse Reuse
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -59,6 +62,7 @@ type Runtime struct {
 	cfg      Config
 	logger   *slog.Logger
 	grants   *toolhostv1.Grants
+	warm     *warmPools
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -101,7 +105,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
+		warm: newWarmPools(cfg.Reuse, logger)}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -186,6 +191,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.warm.close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {
