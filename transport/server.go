@@ -190,6 +190,7 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 			MetaToolTimeoutMS: t.Timeout.Milliseconds(),
 			MetaToolModule:    t.Module,
 			MetaToolName:      t.Name,
+			MetaToolInstances: instanceMode(t),
 		},
 		Name:        wireName(t),
 		Title:       t.Title,
