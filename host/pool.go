@@ -108,7 +108,8 @@ func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *c
 		w := pl.idle[n-1]
 		pl.idle = pl.idle[:n-1]
 		pl.busy++
-		warm := len(pl.idle) == 0 && p.startWarmLocked(key, pl, mw)
+		// One spare at a time: the caller's next call finds it ready.
+		warm := len(pl.idle) == 0 && pl.warming == 0 && p.startWarmLocked(key, pl, mw)
 		p.mu.Unlock()
 		closeAll(drop)
 		if warm {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
 // counterRuntime is a runtime of the test's own with cfg and the counter
@@ -391,5 +392,48 @@ func TestReuseConcurrent(t *testing.T) {
 		if n > perCaller*calls+1 {
 			t.Errorf("caller c%d counted %d, more than its %d calls", c, n, perCaller*calls+1)
 		}
+	}
+}
+
+// TestReuseRealGuests: the example tools in Go (abi/guest) and C (abi/c)
+// declare reuse and give the same answer call after call in one warm
+// instance, whose memory stays under the high-water mark.
+func TestReuseRealGuests(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		path func(testing.TB) string
+		tool string
+		args string
+		want string
+	}{
+		{func(t testing.TB) string { return testwasm.Go(t, "./tools-src/text") }, "text.count",
+			`{"text":"the cat and the hat"}`, `{"words":5,"lines":1,"runes":19,"bytes":19}`},
+		{func(t testing.TB) string { return testwasm.C(t, "tools-src-c/wordfreq") }, "wordfreq.top",
+			`{"text":"the cat and the hat","top":1}`, `{"words":5,"unique":4,"top":[{"word":"the","count":2}]}`},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			rt := newRuntime(t, host.Config{})
+			m, err := rt.LoadFile(ctx, c.path(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = m.Close(ctx) })
+			if !m.Reusable(c.tool) {
+				t.Fatalf("%s does not declare reuse", c.tool)
+			}
+			for i := range 200 {
+				res, err := m.Do(ctx, host.Request{Tool: c.tool, Args: []byte(c.args), Caller: "alice", Reuse: true})
+				if err != nil || string(res) != c.want {
+					t.Fatalf("call %d = %s, %v; want %s", i, res, err, c.want)
+				}
+			}
+			if r := rt.RetiredInstances(); len(r) != 0 {
+				t.Errorf("retired %v, want none", r)
+			}
+			m.WaitWarming()
+			if s := stats(t, rt, c.tool); s.Idle != 2 {
+				t.Errorf("%+v, want 2 idle: the caller's instance and one spare", s)
+			}
+		})
 	}
 }
