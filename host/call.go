@@ -109,7 +109,7 @@ func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error)
 // invoke runs one toolhost_call in inst: the name and arguments in, the
 // response out and checked.
 func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args []byte, lim Limits, out *capWriter) (json.RawMessage, error) {
-	alloc := inst.mod.ExportedFunction(abi.ExportAlloc)
+	alloc, call := inst.exports()
 	namePtr, err := inst.write(ctx, alloc, []byte(tool))
 	if err != nil {
 		return nil, m.fault(ctx, tool, "passing the tool name", err, out)
@@ -120,8 +120,7 @@ func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args [
 	}
 	// The dispatcher weighs a timeout by the time the guest itself had.
 	started := time.Now()
-	res, err := inst.mod.ExportedFunction(abi.ExportCall).Call(ctx,
-		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
+	res, err := call.Call(ctx, uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
 	attempt.From(ctx).AddGuest(time.Since(started))
 	if err != nil {
 		return nil, m.fault(ctx, tool, abi.ExportCall, err, out)

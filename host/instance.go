@@ -19,6 +19,20 @@ import (
 type instance struct {
 	mod api.Module
 	st  *callState // nil for a fresh instance
+
+	// toolhost_alloc and toolhost_call, looked up on first use: wazero
+	// makes a new function, with a stack of its own, at every lookup,
+	// which a warm instance would otherwise pay on every call.
+	alloc, call api.Function
+}
+
+// exports returns the instance's toolhost_alloc and toolhost_call.
+func (i *instance) exports() (alloc, call api.Function) {
+	if i.alloc == nil {
+		i.alloc = i.mod.ExportedFunction(abi.ExportAlloc)
+		i.call = i.mod.ExportedFunction(abi.ExportCall)
+	}
+	return i.alloc, i.call
 }
 
 // baseConfig is the sandbox every instance gets: no arguments, no
