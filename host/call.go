@@ -85,7 +85,9 @@ func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error)
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(tool, out)
 
-	if req.Reuse && m.Reusable(tool) {
+	// A call whose context has already ended would only stop, and so
+	// retire, a good instance: it gets the fresh path's error instead.
+	if req.Reuse && ctx.Err() == nil && m.Reusable(tool) {
 		key := poolKey{mod: m, tool: tool, caller: req.Caller, memory: lim.MemoryBytes}
 		w, err := m.rt.warm.acquire(ctx, key, lim, out)
 		if err != nil {

@@ -127,7 +127,7 @@ func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *c
 		return nil, nil
 	}
 	pl.busy++
-	warm := p.startWarmLocked(key, pl, mw) // first use: the next call's instance
+	warm := pl.warming == 0 && p.startWarmLocked(key, pl, mw) // first use: the next call's instance
 	p.mu.Unlock()
 	closeAll(drop)
 	st := &callState{}
@@ -369,7 +369,7 @@ func (p *warmPools) startJanitorLocked() {
 	p.swept.Add(1)
 	go func() {
 		defer p.swept.Done()
-		t := time.NewTicker(p.cfg.IdleTimeout / 4)
+		t := time.NewTicker(max(p.cfg.IdleTimeout/4, time.Millisecond))
 		defer t.Stop()
 		for {
 			select {

@@ -135,11 +135,6 @@ func TestReuseRetires(t *testing.T) {
 		t.Cleanup(cancel)
 		return ctx
 	}
-	cancelled := func(ctx context.Context) context.Context {
-		ctx, cancel := context.WithCancel(ctx)
-		cancel()
-		return ctx
-	}
 	cancelLater := func(ctx context.Context) context.Context {
 		ctx, cancel := context.WithCancel(ctx)
 		time.AfterFunc(5*time.Millisecond, cancel) // whenever it fires, the call ends cancelled
@@ -161,7 +156,6 @@ func TestReuseRetires(t *testing.T) {
 			return errors.As(err, &f)
 		}},
 		{"timeout", "p", spin, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
-		{"cancelled before", "n", cancelled, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.Canceled) }},
 		{"cancelled in a call", "p", cancelLater, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.Canceled) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,6 +175,22 @@ func TestReuseRetires(t *testing.T) {
 			}
 			expect(t, m, [3]string{"alice", "n", "1"})
 		})
+	}
+}
+
+// A call cancelled before it starts fails without touching the caller's
+// warm instance.
+func TestReuseKeepsInstanceAfterCancelledStart(t *testing.T) {
+	rt, m := counterRuntime(t, host.Reuse{})
+	expect(t, m, [3]string{"alice", "n", "1"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := count(ctx, m, "counter.reuse", "alice", "n"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	expect(t, m, [3]string{"alice", "n", "2"})
+	if r := rt.RetiredInstances(); len(r) != 0 {
+		t.Errorf("retired %v, want none", r)
 	}
 }
 
