@@ -447,3 +447,11 @@ func TestReuseRealGuests(t *testing.T) {
 		})
 	}
 }
+
+// The shortest idle timeout the config accepts (1 ns) works: every
+// instance has expired by the next call (the sweeper's tick once made
+// time.NewTicker panic with it).
+func TestReuseTinyIdleTimeout(t *testing.T) {
+	_, m := counterRuntime(t, host.Reuse{IdleTimeout: time.Nanosecond})
+	expect(t, m, [3]string{"alice", "n", "1"}, [3]string{"alice", "n", "1"})
+}
