@@ -16,13 +16,18 @@ import (
 // same steps in a live instance through plain wazero (raw-warm: alloc and
 // write the name and arguments, toolhost_call, read; no instantiation),
 // beside the same call in a fresh instance. reuse is Module.Do for one
-// caller with Reuse (a context without a deadline, as raw-warm's);
+// caller with Reuse (a context without a deadline, as raw-warm's), with
+// the default bounds (reuse) and with no use limit (reuse-steady);
 // raw-warm-deadline is the floor with a deadline; dispatcher+reuse adds the registry record, schema
 // validation and the dispatcher's policies. Run the arms interleaved
 // (-count rounds each run all of them) and compare with benchstat.
 func BenchmarkReuse(b *testing.B) {
 	ctx := context.Background()
 	rt := newRuntime(b, host.Config{})
+	// Instances never retired for their use count: the steady state
+	// between two retirements, without the fresh instance that replaces
+	// one every MaxUses (1,000) calls amortized into each call.
+	steady := newRuntime(b, host.Config{Reuse: host.Reuse{MaxUses: 1 << 30}})
 	raw := newRawRuntime(b)
 	for _, g := range []struct {
 		name, path, tool, args, want string
@@ -37,6 +42,11 @@ func BenchmarkReuse(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { m.Close(ctx) })
+		ms, err := steady.LoadFile(ctx, g.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ms.Close(ctx) })
 		args := []byte(g.args)
 		run := func(arm string, call func() ([]byte, error), want string) {
 			b.Run(arm+"-"+g.name, func(b *testing.B) {
@@ -64,6 +74,9 @@ func BenchmarkReuse(b *testing.B) {
 			defer cancel()
 			return rawWarmCall(dctx, live, g.tool, args)
 		}, `{"result":`+g.want+`}`)
+		run("reuse-steady", func() ([]byte, error) {
+			return ms.Do(ctx, host.Request{Tool: g.tool, Args: args, Caller: "bench", Reuse: true})
+		}, g.want)
 		run("reuse", func() ([]byte, error) {
 			return m.Do(ctx, host.Request{Tool: g.tool, Args: args, Caller: "bench", Reuse: true})
 		}, g.want)
