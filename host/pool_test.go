@@ -130,15 +130,17 @@ func TestReuseFirstCallWarmsTheNext(t *testing.T) {
 // TestReuseRetires checks every reason a warm instance is not used again:
 // after it, the caller's next call starts from a fresh counter.
 func TestReuseRetires(t *testing.T) {
+	// A deadline that passes 20 ms after the instance starts running the
+	// call: a wall-clock one could pass before the call even starts on a
+	// loaded machine, and then no instance is involved.
 	spin := func(ctx context.Context) context.Context {
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		t.Cleanup(cancel)
-		return ctx
+		return &expiresInside{Context: ctx, done: make(chan struct{})}
 	}
-	cancelLater := func(ctx context.Context) context.Context {
+	cancelInside := func(ctx context.Context) context.Context {
 		ctx, cancel := context.WithCancel(ctx)
-		time.AfterFunc(5*time.Millisecond, cancel) // whenever it fires, the call ends cancelled
-		return ctx
+		in := &enteredCtx{Context: ctx, entered: make(chan struct{})}
+		go func() { <-in.entered; cancel() }() // once the instance is running the call
+		return in
 	}
 	for _, c := range []struct {
 		name   string
@@ -156,7 +158,7 @@ func TestReuseRetires(t *testing.T) {
 			return errors.As(err, &f)
 		}},
 		{"timeout", "p", spin, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
-		{"cancelled in a call", "p", cancelLater, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.Canceled) }},
+		{"cancelled in a call", "p", cancelInside, host.RetiredStopped, func(err error) bool { return errors.Is(err, context.Canceled) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rt, m := counterRuntime(t, host.Reuse{})
@@ -358,6 +360,30 @@ type enteredCtx struct {
 func (c *enteredCtx) Done() <-chan struct{} {
 	c.once.Do(func() { close(c.entered) })
 	return c.Context.Done()
+}
+
+// expiresInside reaches its deadline 20 ms after wazero first asks for its
+// Done channel, that is, after the host has started the call in an
+// instance.
+type expiresInside struct {
+	context.Context
+	once    sync.Once
+	done    chan struct{}
+	expired atomic.Bool
+}
+
+func (c *expiresInside) Done() <-chan struct{} {
+	c.once.Do(func() {
+		time.AfterFunc(20*time.Millisecond, func() { c.expired.Store(true); close(c.done) })
+	})
+	return c.done
+}
+
+func (c *expiresInside) Err() error {
+	if c.expired.Load() {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // TestReuseConcurrent runs callers in parallel, two goroutines each: every
