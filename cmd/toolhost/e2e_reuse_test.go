@@ -35,6 +35,23 @@ func TestReuseEndToEnd(t *testing.T) {
 		}
 		return strings.TrimSpace(out)
 	}
+	// rows is `toolhost list --json`, by manifest name.
+	rows := func(srv *server) map[string]listedTool {
+		t.Helper()
+		out, errOut, code := srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + opsToken}, "list", "--json")
+		if code != 0 {
+			t.Fatalf("list: exit %d: %s", code, errOut)
+		}
+		var rs []listedTool
+		if err := json.Unmarshal([]byte(out), &rs); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]listedTool{}
+		for _, r := range rs {
+			m[r.Manifest] = r
+		}
+		return m
+	}
 	// modes is `toolhost list --json`'s instances, by manifest name.
 	modes := func(srv *server) map[string]string {
 		t.Helper()
@@ -64,6 +81,14 @@ func TestReuseEndToEnd(t *testing.T) {
 		}
 		if m := modes(srv); m["counter.reuse"] != "reuse" || m["counter.fresh"] != "fresh" {
 			t.Errorf("list says %v, want counter.reuse reuse and counter.fresh fresh", m)
+		}
+		// Two callers' pools: each has its used instance and a spare (or
+		// the spare still warming); none in a call.
+		if w := rows(srv)["counter.reuse"].Warm; w["callers"] != 2 || w["busy"] != 0 || w["idle"]+w["warming"] < 2 {
+			t.Errorf("list says warm %v, want 2 callers' pools, nothing busy", w)
+		}
+		if w := rows(srv)["counter.fresh"].Warm; w != nil {
+			t.Errorf("list says counter.fresh has warm instances %v", w)
 		}
 		if out, _, _ := srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + opsToken}, "list"); !strings.Contains(out, "INSTANCES") {
 			t.Errorf("the list table has no INSTANCES column:\n%s", out)

@@ -199,6 +199,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Access:         accessPolicy(cfg, tokens, f.stdio, logger),
 		TracerProvider: tracing.Provider(),
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
+		ListMeta:       warmListMeta(rt),
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {

@@ -5,6 +5,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/metrics"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // instanceMetrics reports the runtime's warm instances and each served
@@ -31,5 +32,30 @@ func instanceMetrics(rt *host.Runtime, live *loader.Live) metrics.Instances {
 			}
 			return out
 		},
+	}
+}
+
+// warmListMeta gives each tools/list the tools' warm-instance pools, all
+// callers and module versions of a tool together, for toolhost list.
+func warmListMeta(rt *host.Runtime) func() map[string]map[string]any {
+	return func() map[string]map[string]any {
+		sum := map[string]*host.PoolStats{}
+		for _, s := range rt.PoolStats() {
+			t := sum[s.Tool]
+			if t == nil {
+				t = &host.PoolStats{Tool: s.Tool}
+				sum[s.Tool] = t
+			}
+			t.Idle += s.Idle
+			t.Busy += s.Busy
+			t.Warming += s.Warming
+			t.Callers += s.Callers
+		}
+		out := make(map[string]map[string]any, len(sum))
+		for name, t := range sum {
+			out[name] = map[string]any{transport.MetaToolWarm: map[string]int{
+				"idle": t.Idle, "busy": t.Busy, "warming": t.Warming, "callers": t.Callers}}
+		}
+		return out
 	}
 }
