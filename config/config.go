@@ -77,6 +77,10 @@ type Config struct {
 	Auth Auth
 	// Redis is the [redis] section (see redis.go).
 	Redis Redis
+	// Reuse is the [reuse] section (see reuse.go): the bounds of warm
+	// instances. Its zero fields were not set; Off is never set by the
+	// file (serve --reuse=never is the switch).
+	Reuse host.Reuse
 }
 
 // Dispatch is the [dispatch] section. It is not a dispatcher.Config because
@@ -123,6 +127,9 @@ type Tool struct {
 	// View (expose, name, description) is what MCP clients see of the
 	// tool (see views.go).
 	View View
+	// Reuse (reuse) false keeps the tool in fresh instances even when its
+	// manifest allows warm ones (see reuse.go).
+	Reuse *bool
 }
 
 // Bounds the file is checked against.

@@ -147,12 +147,12 @@ func TestParseErrors(t *testing.T) {
 		{"integer overflow", "[dispatch]\n\nconcurrency = 99999999999999999999\n", 3, "invalid TOML"},
 
 		// Unknown keys, wherever they are.
-		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: access, auth, breaker, dispatch, governor, grants, limits, modules, quotas, redis, tools)`},
+		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: access, auth, breaker, dispatch, governor, grants, limits, modules, quotas, redis, reuse, tools)`},
 		{"unknown section", "[dispatch]\n\n[breakers]\nfailures = 1\n", 3, `unknown key "breakers" at the top level; did you mean "breaker"?`},
 		{"unknown dispatch", "[dispatch]\nconcurrency = 1\nconcurency = 2\n", 3, `dispatch.concurency: unknown key "concurency" in [dispatch]; did you mean "concurrency"?`},
 		{"case", "[dispatch]\nQueue_Timeout = \"1s\"\n", 2, `did you mean "queue_timeout"?`},
 		{"dash", "[tools.x]\nread-only = true\n", 2, `did you mean "read_only"?`},
-		{"unknown tool key", "[tools.\"db.write\"]\ntimeout = \"1s\"\n\nretries = 3\n", 4, `tools."db.write".retries: unknown key "retries" in [tools."db.write"] (known keys: breaker, concurrency, description, expose, idempotent, log, max_timeout, memory, name, output, read_only, timeout)`},
+		{"unknown tool key", "[tools.\"db.write\"]\ntimeout = \"1s\"\n\nretries = 3\n", 4, `tools."db.write".retries: unknown key "retries" in [tools."db.write"] (known keys: breaker, concurrency, description, expose, idempotent, log, max_timeout, memory, name, output, read_only, reuse, timeout)`},
 		{"unknown in quoted dotted header", "[tools]\n[ tools . 'db.write' . breaker ]\nfailures = 3\nfailurs = 4\n", 4, `tools."db.write".breaker.failurs: unknown key "failurs" in [tools."db.write".breaker]; did you mean "failures"?`},
 		{"unknown in inline table", "[tools]\n\"a.b\" = { timeout = \"1s\", retries = 3 }\n", 2, `tools."a.b".retries: unknown key "retries"`},
 		{"unknown in multi-line inline table", "[tools]\n\"a.b\" = {\n  timeout = \"1s\", # fine\n\n  breaker = { probes = 1,\n    colldown = \"1s\" },\n}\n", 6, `tools."a.b".breaker.colldown: unknown key "colldown" in [tools."a.b".breaker]; did you mean "cooldown"?`},

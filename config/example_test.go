@@ -39,5 +39,5 @@ concurrency = 1
 	// memory: 32 MiB
 	// timeout: 5s idempotent: false
 	// toolhost.toml:2: limits.memory: 2 MiB is below the 4 MiB minimum (a Go guest needs about 3.25 MiB to start)
-	// toolhost.toml:3: tools."db.write".retries: unknown key "retries" in [tools."db.write"] (known keys: breaker, concurrency, description, expose, idempotent, log, max_timeout, memory, name, output, read_only, timeout)
+	// toolhost.toml:3: tools."db.write".retries: unknown key "retries" in [tools."db.write"] (known keys: breaker, concurrency, description, expose, idempotent, log, max_timeout, memory, name, output, read_only, reuse, timeout)
 }

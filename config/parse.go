@@ -192,6 +192,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"access", func(path []string, v any) { p.accessSection(path, v, c) }},
 		field{"auth", func(path []string, v any) { p.authSection(path, v, c) }},
 		field{"redis", func(path []string, v any) { p.redisSection(path, v, c) }},
+		field{"reuse", func(path []string, v any) { p.reuseSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }
@@ -261,6 +262,7 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 			{"idempotent", func(path []string, v any) { p.flag(path, v, &tool.Idempotent) }},
 			{"read_only", func(path []string, v any) { p.flag(path, v, &tool.ReadOnly) }},
 			{"concurrency", func(path []string, v any) { p.count(path, v, &tool.Concurrency) }},
+			{"reuse", func(path []string, v any) { p.flag(path, v, &tool.Reuse) }},
 			{"breaker", func(path []string, v any) {
 				if bt := p.table(path, v, "["+keyString(path)+"]"); bt != nil {
 					p.breaker(path, bt, &tool.Breaker)

@@ -29,6 +29,9 @@ type Module struct {
 	// tools ("gh_" makes search gh_search), for two modules that use the
 	// same names. It matches ^[a-zA-Z0-9_-]{1,32}$.
 	Prefix string
+	// Reuse (reuse) false keeps every tool of the module in fresh
+	// instances; a tool's own reuse key wins over it (see reuse.go).
+	Reuse *bool
 }
 
 // MaxPrefixLen bounds a module prefix, so that a prefixed wire name keeps
@@ -131,7 +134,7 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 			default:
 				m.Prefix = s
 			}
-		}})
+		}}, field{"reuse", func(path []string, x any) { p.flag(path, x, &m.Reuse) }})
 		if c.Modules == nil {
 			c.Modules = make(map[string]Module)
 		}

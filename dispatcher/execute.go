@@ -9,6 +9,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/internal/attempt"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // execute is the retry loop: at most MaxAttempts attempts, each admitted by
@@ -107,7 +108,7 @@ func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *Dispat
 	defer cancel()
 	actx, stats := attempt.With(actx)
 	x.emitAttempt(n, actx)
-	res, err := x.tool.Handler.Handle(actx, x.c.Args)
+	res, err := handle(actx, x.tool.Handler, x.c)
 	if err != nil {
 		derr := classify(x.tool, err, n, actx, ctx, timeout)
 		if derr.Kind == KindTimeout && ctx.Err() == nil {
@@ -116,6 +117,15 @@ func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *Dispat
 		return nil, derr
 	}
 	return res, nil
+}
+
+// handle runs the handler, handing a RequestHandler the caller's identity
+// with the arguments.
+func handle(ctx context.Context, h registry.Handler, c Call) (json.RawMessage, error) {
+	if rh, ok := h.(registry.RequestHandler); ok {
+		return rh.HandleRequest(ctx, registry.Request{Args: c.Args, Caller: c.Caller})
+	}
+	return h.Handle(ctx, c.Args)
 }
 
 // hostStarved says whether an attempt that timed out spent its time in

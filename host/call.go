@@ -17,8 +17,35 @@ import (
 	"github.com/toolhost/toolhost/internal/attempt"
 )
 
+// Request is one call of one of a module's tools.
+type Request struct {
+	// Tool is the tool's manifest name; Args its arguments (JSON).
+	Tool string
+	Args []byte
+	// Limits override the runtime's limits field by field.
+	Limits Limits
+	// Caller is the identity the call runs for ("" is the anonymous
+	// caller). A warm instance serves the calls of one caller only.
+	Caller string
+	// Reuse allows the call to run in one of Caller's warm instances of
+	// the tool: the operator has not turned reuse off for it. It is
+	// honoured only when the tool's manifest says "instances": "reuse"
+	// and the runtime's reuse is on (see Module.Reusable); otherwise the
+	// call gets a fresh instance.
+	Reuse bool
+}
+
 // Call runs tool with args in a fresh instance and returns its result JSON.
-// lim overrides the runtime's limits field by field.
+// lim overrides the runtime's limits field by field. It is Do with a
+// Request of those fields.
+func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
+	return m.Do(ctx, Request{Tool: tool, Args: args, Limits: lim})
+}
+
+// Do runs one call, in a fresh instance or, when req.Reuse allows and the
+// tool declares it, in a warm instance of req.Caller's (one call at a time
+// in an instance; see Reuse for when one is retired), and returns the
+// result JSON.
 //
 // The error is one of:
 //   - *abi.Error: the guest reported an error (its kind is the guest's), or
@@ -30,19 +57,20 @@ import (
 //   - any of these wrapped in a *toolhostv1.EgressRefusedError when the host refused
 //     one of the call's egress requests.
 //
-// Call never panics on guest behaviour.
-func (m *Module) Call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
+// Do never panics on guest behaviour.
+func (m *Module) Do(ctx context.Context, req Request) (json.RawMessage, error) {
 	tc := m.rt.grants.Call(moduleName(m.Path))
 	ctx = toolhostv1.WithCall(ctx, tc)
-	ctx, notes := m.withNoteCall(ctx, tool)
+	ctx, notes := m.withNoteCall(ctx, req.Tool)
 	attempt.From(ctx).Enter()
-	res, err := m.call(ctx, tool, args, lim)
+	res, err := m.call(ctx, req)
 	endNotes(ctx, notes)
 	return res, tc.Blame(err)
 }
 
-func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits) (json.RawMessage, error) {
-	lim = lim.withDefaults(m.rt.cfg.Limits)
+func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error) {
+	tool, args := req.Tool, req.Args
+	lim := req.Limits.withDefaults(m.rt.cfg.Limits)
 	// The ABI promises the guest a JSON object or nothing (docs/ABI.md).
 	// Arguments of white space only are nothing. Arguments that are not
 	// UTF-8 are no JSON text at all, yet pass schema validation
@@ -57,6 +85,21 @@ func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits)
 	out := &capWriter{limit: lim.LogBytes}
 	defer m.logOutput(tool, out)
 
+	// A call whose context has already ended would only stop, and so
+	// retire, a good instance: it gets the fresh path's error instead.
+	if req.Reuse && ctx.Err() == nil && m.Reusable(tool) {
+		key := poolKey{mod: m, tool: tool, caller: req.Caller, memory: lim.MemoryBytes}
+		w, err := m.rt.warm.acquire(ctx, key, lim, out)
+		if err != nil {
+			return nil, m.fault(ctx, tool, "instantiating", err, out)
+		}
+		if w != nil {
+			res, err := m.invoke(ctx, w.instance, tool, args, lim, out)
+			m.rt.warm.release(ctx, w, err)
+			return res, err
+		}
+		// No room under the bounds: a one-off fresh instance.
+	}
 	release, err := m.admitFresh(ctx)
 	var inst *instance
 	if err == nil {
@@ -71,8 +114,13 @@ func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits)
 		return nil, m.fault(ctx, tool, "instantiating", err, out)
 	}
 	defer inst.close()
+	return m.invoke(ctx, inst, tool, args, lim, out)
+}
 
-	alloc := inst.mod.ExportedFunction(abi.ExportAlloc)
+// invoke runs one toolhost_call in inst: the name and arguments in, the
+// response out and checked.
+func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args []byte, lim Limits, out *capWriter) (json.RawMessage, error) {
+	alloc, call := inst.exports()
 	namePtr, err := inst.write(ctx, alloc, []byte(tool))
 	if err != nil {
 		return nil, m.fault(ctx, tool, "passing the tool name", err, out)
@@ -83,8 +131,7 @@ func (m *Module) call(ctx context.Context, tool string, args []byte, lim Limits)
 	}
 	// The dispatcher weighs a timeout by the time the guest itself had.
 	started := time.Now()
-	res, err := inst.mod.ExportedFunction(abi.ExportCall).Call(ctx,
-		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
+	res, err := call.Call(ctx, uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
 	attempt.From(ctx).AddGuest(time.Since(started))
 	if err != nil {
 		return nil, m.fault(ctx, tool, abi.ExportCall, err, out)

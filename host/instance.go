@@ -15,10 +15,26 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// instance is one live guest: created for a single call and closed after.
+// instance is one live guest: created for a single call and closed after,
+// or, warm (st set), kept for more calls of one caller (see pool.go).
 type instance struct {
 	mod api.Module
-	m   *Module // whose code it runs: in use until close
+	m   *Module    // whose code it runs: in use until close
+	st  *callState // nil for a fresh instance
+
+	// toolhost_alloc and toolhost_call, looked up on first use: wazero
+	// makes a new function, with a stack of its own, at every lookup,
+	// which a warm instance would otherwise pay on every call.
+	alloc, call api.Function
+}
+
+// exports returns the instance's toolhost_alloc and toolhost_call.
+func (i *instance) exports() (alloc, call api.Function) {
+	if i.alloc == nil {
+		i.alloc = i.mod.ExportedFunction(abi.ExportAlloc)
+		i.call = i.mod.ExportedFunction(abi.ExportCall)
+	}
+	return i.alloc, i.call
 }
 
 // baseConfig is the sandbox every instance gets: no arguments, no
@@ -51,6 +67,56 @@ func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*i
 		return nil, err
 	}
 	return &instance{mod: mod, m: m}, nil
+}
+
+// instantiateWarm makes an instance for a pool: like instantiate, but its
+// sleeps and output follow st, which each call binds to itself, since the
+// instance outlives the call it was made in.
+func (m *Module) instantiateWarm(ctx context.Context, lim Limits, st *callState) (*instance, error) {
+	if m.minBytes > lim.MemoryBytes {
+		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
+	}
+	compiled, err := m.acquireCode(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := baseConfig.WithNanosleep(st.sleep).WithStdout(st).WithStderr(st)
+	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
+	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	if err != nil {
+		m.releaseCode()
+		return nil, err
+	}
+	return &instance{mod: mod, m: m, st: st}, nil
+}
+
+// callState is the call a warm instance is serving: its sleeps end with
+// ctx, and its output goes to out. Only the goroutine running the
+// instance's call touches it (the pool's lock orders one call's use before
+// the next's).
+type callState struct {
+	ctx context.Context
+	out io.Writer
+}
+
+// bind points the instance at a call; bind(nil, nil) between calls.
+func (s *callState) bind(ctx context.Context, out io.Writer) { s.ctx, s.out = ctx, out }
+
+func (s *callState) Write(p []byte) (int, error) {
+	if s.out == nil {
+		return len(p), nil
+	}
+	return s.out.Write(p)
+}
+
+func (s *callState) sleep(ns int64) {
+	ctx := s.ctx
+	if ctx == nil {
+		// No call: nothing runs the guest, so nothing sleeps. Refuse to
+		// block rather than sleep unbounded.
+		return
+	}
+	sleeper(ctx)(ns)
 }
 
 func (i *instance) close() {

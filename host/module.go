@@ -36,6 +36,7 @@ type Module struct {
 	egress   bool     // imports toolhost_v1.http_request
 	hasInit  bool     // exports _initialize
 	mem      *memPool // linear memory for its instances
+	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
 }
 
 // export is a function export the ABI requires, with its signature.
@@ -264,9 +265,11 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 	return fmt.Errorf("%s failed: %w", fn, err)
 }
 
-// Close releases the compiled code (once the instances made from it are
-// closed) and refuses further calls. Calls in flight may fail.
+// Close retires the module's warm instances (those in a call when it
+// returns), releases the compiled code (once the instances made from it
+// are closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
+	m.rt.warm.closeModule(m)
 	c := &m.code
 	c.mu.Lock()
 	c.closed = true

@@ -70,6 +70,9 @@ type Config struct {
 	// compile again (from the file cache) on their next call. 0 keeps
 	// every module's.
 	MaxResident int
+	// Reuse configures warm instances for the tools that allow them (see
+	// Reuse); the zero value is reuse on, within the default bounds.
+	Reuse Reuse
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -91,6 +94,7 @@ type Runtime struct {
 	life                             lifetime      // on-demand compiles, ended by Close
 	admit                            *admission    // Config.MaxFresh
 	warmSlots                        chan struct{} // Config.WarmUp compiles at once
+	warm                             *warmPools
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -135,7 +139,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
-		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2))}, nil
+		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
+		warm:      newWarmPools(cfg.Reuse, logger)}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -221,6 +226,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.life.end()
+	r.warm.close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {

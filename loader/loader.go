@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,6 +50,11 @@ type Override struct {
 	WireName string
 	// Description replaces the manifest's description.
 	Description string
+	// Reuse false keeps every call of the tool in a fresh instance even
+	// when its manifest says "instances": "reuse"; nil follows the
+	// module's word (Options.Reuse), then the manifest. true cannot make
+	// a tool reuse instances that its manifest does not allow.
+	Reuse *bool
 }
 
 // Options configure Load. The zero value loads with no overrides and no
@@ -69,6 +75,9 @@ type Options struct {
 	// Prefixes put a prefix before the wire names of a module's tools, by
 	// module file name ("github.wasm"); each must be client-safe.
 	Prefixes map[string]string
+	// Reuse false, by module file name ("github.wasm"), keeps every tool
+	// of the module in fresh instances (see Override.Reuse).
+	Reuse map[string]bool
 	// OwnersFile records which file holds each tool name, so that when two
 	// files declare one name the file that held it first keeps it across
 	// restarts. Empty means no record: a clash at start-up goes to the
@@ -104,7 +113,11 @@ func records(m *host.Module, ref *moduleRef, opts Options) ([]*registry.Tool, er
 		if strings.HasPrefix(t.Name, ReservedPrefix) {
 			return nil, fmt.Errorf("tool %q: names starting with %q are reserved for toolhost's built-in tools", t.Name, ReservedPrefix)
 		}
-		rec := record(m, t, opts.Overrides[t.Name], ref)
+		o := opts.Overrides[t.Name]
+		if allow, ok := opts.Reuse[filepath.Base(m.Path)]; ok && o.Reuse == nil {
+			o.Reuse = &allow // the module's word, unless the tool has its own
+		}
+		rec := record(m, t, o, ref)
 		rec.WireName = wireName(rec, opts)
 		if err := checkWireName(rec, opts); err != nil {
 			return nil, err
@@ -135,6 +148,11 @@ func Record(m *host.Module, t abi.Tool, o Override) *registry.Tool {
 
 func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.Tool {
 	lim := m.EffectiveLimits(o.Limits)
+	reuse := m.Reusable(t.Name) && (o.Reuse == nil || *o.Reuse)
+	instances := abi.InstancesFresh
+	if reuse {
+		instances = abi.InstancesReuse
+	}
 	rec := &registry.Tool{
 		Name:         t.Name,
 		Title:        t.Title,
@@ -146,12 +164,12 @@ func record(m *host.Module, t abi.Tool, o Override, ref *moduleRef) *registry.To
 		ReadOnly:     t.ReadOnly,
 		Destructive:  t.Destructive,
 		OpenWorld:    m.OpenWorld(),
-		Instances:    t.Instances,
+		Instances:    instances,
 		Icons:        t.Icons,
 		MemoryBytes:  lim.MemoryBytes,
 		OutputBytes:  lim.OutputBytes,
 		Module:       registry.Module{Path: m.Path, SHA256: m.SHA256},
-		Handler:      &boundTool{mod: m, ref: ref, name: t.Name, lim: lim},
+		Handler:      &boundTool{mod: m, ref: ref, name: t.Name, lim: lim, reuse: reuse},
 	}
 	if o.Timeout > 0 {
 		rec.Timeout = o.Timeout
@@ -196,10 +214,11 @@ func declaredDestructive(m *host.Module, name string) bool {
 }
 
 type boundTool struct {
-	mod  *host.Module
-	ref  *moduleRef // nil outside a Live folder
-	name string
-	lim  host.Limits
+	mod   *host.Module
+	ref   *moduleRef // nil outside a Live folder
+	name  string
+	lim   host.Limits
+	reuse bool // the operator allows warm instances (the host checks the manifest)
 }
 
 // maxReplaced bounds how many successive versions one call chases when
@@ -213,13 +232,22 @@ const maxReplaced = 16
 // fails a call, never counts against the tool's breaker, and never leaves
 // a failure stored under an idempotency key.
 func (b *boundTool) Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	return b.HandleRequest(ctx, registry.Request{Args: args})
+}
+
+// HandleRequest is Handle for req.Caller: a tool that reuses instances
+// runs in one of that caller's warm instances.
+func (b *boundTool) HandleRequest(ctx context.Context, req registry.Request) (json.RawMessage, error) {
+	call := func(cur *boundTool) (json.RawMessage, error) {
+		return cur.mod.Do(ctx, host.Request{Tool: cur.name, Args: req.Args, Limits: cur.lim, Caller: req.Caller, Reuse: cur.reuse})
+	}
 	if b.ref == nil {
-		return b.mod.Call(ctx, b.name, args, b.lim)
+		return call(b)
 	}
 	for cur, n := b, 0; n < maxReplaced; n++ {
 		if cur.ref.acquire() {
 			defer cur.ref.release()
-			return cur.mod.Call(ctx, cur.name, args, cur.lim)
+			return call(cur)
 		}
 		next := cur.ref.live.serving(cur.name)
 		if next == nil {

@@ -22,6 +22,25 @@ type Handler interface {
 	Handle(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 }
 
+// Request is one call as a handler receives it.
+type Request struct {
+	// Args are the call's arguments, validated against the input schema.
+	Args json.RawMessage
+	// Caller is the authenticated identity the call runs for; "" is the
+	// anonymous caller. A handler that keeps anything between calls (a
+	// warm instance) must keep it per caller.
+	Caller string
+}
+
+// RequestHandler is a Handler that needs more of a call than its
+// arguments: who it runs for. The dispatcher calls HandleRequest instead of
+// Handle on a handler that has it. Implementations must honour ctx and be
+// safe for concurrent use.
+type RequestHandler interface {
+	Handler
+	HandleRequest(ctx context.Context, req Request) (json.RawMessage, error)
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
@@ -62,8 +81,10 @@ type Tool struct {
 	// OpenWorld: the tool may reach beyond the host (its module has an
 	// egress grant; MCP openWorldHint).
 	OpenWorld bool
-	// Instances is the tool's instance policy as its manifest declares it
-	// (recorded; every call gets a fresh instance today).
+	// Instances is the tool's instance policy in force: InstancesReuse
+	// when its manifest declares it and the operator has not turned reuse
+	// off for it (the handler then runs a caller's calls in that caller's
+	// warm instances), else InstancesFresh.
 	Instances abi.Instances
 	// Icons are passed through to MCP clients.
 	Icons []abi.Icon

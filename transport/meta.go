@@ -5,7 +5,9 @@ import (
 	"math"
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/registry"
 )
 
 // The _meta keys of the wire contract.
@@ -25,6 +27,9 @@ const (
 	// its per-attempt timeout and the module (path, sha256) serving it.
 	MetaToolTimeoutMS = "toolhost/timeout_ms"
 	MetaToolModule    = "toolhost/module"
+	// MetaToolInstances is set on each listed tool: its instance mode in
+	// force, "fresh" or "reuse" (warm instances per caller).
+	MetaToolInstances = "toolhost/instances"
 	// MetaToolName is set on each listed tool: its manifest name, the
 	// tool's identity, when the wire name differs or not. A tools/call may
 	// send it too (either form); it must then name the same tool as
@@ -87,4 +92,13 @@ func integer(v any) (int64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// instanceMode is the tool's instance mode in force as listed: a record
+// that says nothing (a built-in) runs fresh.
+func instanceMode(t *registry.Tool) string {
+	if t.Instances == abi.InstancesReuse {
+		return string(abi.InstancesReuse)
+	}
+	return string(abi.InstancesFresh)
 }

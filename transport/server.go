@@ -76,6 +76,10 @@ type Options struct {
 	// Tasks configures MCP Tasks (see tasks.go); served whenever the
 	// dispatcher's idempotency store keeps tasks, as both of toolhost's do.
 	Tasks TaskOptions
+	// ListMeta, when set, is asked at every tools/list for live facts
+	// about the tools, by manifest name, added to each listed tool's
+	// _meta (see listmeta.go); nil adds none.
+	ListMeta func() map[string]map[string]any
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -127,6 +131,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// -32602 before any tool handler runs. The contract wants an isError
 	// result carrying a not_found envelope instead, so tools/call is taken
 	// over here, ahead of the SDK's lookup (see protocolMiddleware).
+	s.addListMeta()
 	s.mcp.AddReceivingMiddleware(s.protocolMiddleware)
 	s.addAccess()
 	// Last, so outermost: a result takes its revision's shape after the
@@ -190,6 +195,7 @@ func mcpTool(t *registry.Tool) *mcp.Tool {
 			MetaToolTimeoutMS: t.Timeout.Milliseconds(),
 			MetaToolModule:    t.Module,
 			MetaToolName:      t.Name,
+			MetaToolInstances: instanceMode(t),
 		},
 		Name:        wireName(t),
 		Title:       t.Title,

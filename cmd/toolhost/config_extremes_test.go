@@ -15,6 +15,7 @@ import (
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/host"
 )
 
 // maxDuration is the longest duration a file can write.
@@ -61,7 +62,7 @@ func TestExtremesCoverEveryKey(t *testing.T) {
 	known := regexp.MustCompile(`known keys: ([a-z_, ]+)\)`)
 	valid := map[string]string{`quotas."q"`: "capacity = 1\ninterval = \"1s\"\n", `grants."m.wasm"`: "hosts = [\"a.b\"]\n"}
 	for _, section := range []string{`dispatch`, `breaker`, `limits`, `tools."t"`, `tools."t".breaker`, `governor`,
-		`quotas."q"`, `grants."m.wasm"`} {
+		`quotas."q"`, `grants."m.wasm"`, `reuse`} {
 		_, err := config.Parse("x.toml", []byte("["+section+"]\n"+valid[section]+"zzzzzzzz = 1\n"))
 		m := known.FindStringSubmatch(fmt.Sprint(err))
 		if m == nil {
@@ -181,6 +182,25 @@ func extremes() []extreme {
 		got: func(t *testing.T, c *config.Config) any { return toolOverrides(c)["t"].WireName }})
 	add(extreme{section: `tools."t"`, key: "description", values: []string{`"x"`, `"` + strings.Repeat("d", 1<<16) + `"`}, want: unquote,
 		got: func(t *testing.T, c *config.Config) any { return toolOverrides(c)["t"].Description }})
+	add(extreme{section: `tools."t"`, key: "reuse", values: []string{"false", "true"}, want: func(v string) any { return v == "true" },
+		got: func(t *testing.T, c *config.Config) any { return *toolOverrides(c)["t"].Reuse }})
+	add(extreme{section: `modules."m.wasm"`, key: "reuse", values: []string{"false", "true"}, want: func(v string) any { return v == "true" },
+		got: func(t *testing.T, c *config.Config) any { return c.ModuleReuse()["m.wasm"] }})
+	for _, k := range []struct {
+		key    string
+		values []string
+		want   func(string) any
+		got    func(host.Reuse) any
+	}{
+		{"max_per_tool", count, num2int, func(r host.Reuse) any { return r.MaxPerTool }},
+		{"max_total", count, num2int, func(r host.Reuse) any { return r.MaxTotal }},
+		{"max_uses", count, num2int, func(r host.Reuse) any { return r.MaxUses }},
+		{"idle_timeout", durs, dur, func(r host.Reuse) any { return r.IdleTimeout }},
+		{"memory_high_water", []string{"65536", `"4GiB"`}, size, func(r host.Reuse) any { return r.MemoryHighWater }},
+	} {
+		add(extreme{section: "reuse", key: k.key, values: k.values, want: k.want,
+			got: func(t *testing.T, c *config.Config) any { return k.got(c.HostReuse()) }})
+	}
 	for _, k := range []string{"idempotent", "read_only"} {
 		add(extreme{section: `tools."t"`, key: k, values: []string{"false", "true"}, want: func(v string) any { return v == "true" },
 			got: func(t *testing.T, c *config.Config) any {

@@ -23,6 +23,12 @@ type listedTool struct {
 	ReadOnly    bool   `json:"read_only"`
 	TimeoutMS   any    `json:"timeout_ms,omitempty"`
 	Module      any    `json:"module,omitempty"`
+	// Instances is the tool's instance mode: "fresh" or "reuse" (warm
+	// instances per caller; their pools are on /metrics).
+	Instances string `json:"instances,omitempty"`
+	// Warm is the tool's warm instances when the list was made, all
+	// callers together: {idle, busy, warming, callers}; absent when none.
+	Warm map[string]int `json:"warm,omitempty"`
 }
 
 func newListCmd() *cobra.Command {
@@ -49,8 +55,10 @@ the config, the audit log and events use; toolhost call takes either.`,
 					return err
 				}
 				manifest, _ := t.Meta[transport.MetaToolName].(string)
+				instances, _ := t.Meta[transport.MetaToolInstances].(string)
+				warm := warmCounts(t.Meta[transport.MetaToolWarm])
 				row := listedTool{Name: t.Name, Manifest: manifest, Title: t.Title, Description: t.Description,
-					TimeoutMS: t.Meta[transport.MetaToolTimeoutMS], Module: t.Meta[transport.MetaToolModule]}
+					TimeoutMS: t.Meta[transport.MetaToolTimeoutMS], Module: t.Meta[transport.MetaToolModule], Instances: instances, Warm: warm}
 				if t.Annotations != nil {
 					row.Idempotent, row.ReadOnly = t.Annotations.IdempotentHint, t.Annotations.ReadOnlyHint
 				}
@@ -65,7 +73,7 @@ the config, the audit log and events use; toolhost call takes either.`,
 				return enc.Encode(rows)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tMANIFEST NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tMODULE\tTITLE")
+			fmt.Fprintln(tw, "NAME\tMANIFEST NAME\tIDEMPOTENT\tREAD-ONLY\tTIMEOUT\tINSTANCES\tMODULE\tTITLE")
 			for _, r := range rows {
 				timeout := "-"
 				if r.TimeoutMS != nil {
@@ -75,7 +83,14 @@ the config, the audit log and events use; toolhost call takes either.`,
 				if manifest == "" {
 					manifest = "-" // a server that is not toolhost
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\n", r.Name, manifest, r.Idempotent, r.ReadOnly, timeout, moduleID(r.Module), r.Title)
+				instances := r.Instances
+				if instances == "" {
+					instances = "-" // a server that is not toolhost
+				}
+				if r.Warm != nil {
+					instances += fmt.Sprintf(" (%d warm, %d callers)", r.Warm["idle"]+r.Warm["busy"]+r.Warm["warming"], r.Warm["callers"])
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\t%s\n", r.Name, manifest, r.Idempotent, r.ReadOnly, timeout, instances, moduleID(r.Module), r.Title)
 			}
 			return tw.Flush()
 		},
@@ -98,4 +113,20 @@ func moduleID(m any) string {
 		sha = sha[:12]
 	}
 	return filepath.Base(path) + "@" + sha
+}
+
+// warmCounts reads a listed tool's toolhost/warm _meta; nil when there is
+// none.
+func warmCounts(v any) map[string]int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, x := range m {
+		if f, ok := x.(float64); ok {
+			out[k] = int(f)
+		}
+	}
+	return out
 }

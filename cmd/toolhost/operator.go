@@ -56,10 +56,12 @@ func newOperator(path string, bus *events.Bus, shared func(*config.Config, gover
 }
 
 // hostConfig is the runtime the operator's config asks for: its limits,
-// and egress by its grants, drawing on its governor.
+// egress by its grants, drawing on its governor, and the bounds of warm
+// instances.
 func (o *operator) hostConfig(cacheDir string, logger *slog.Logger) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
-		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits()}
+		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits(),
+		Reuse: o.conf.HostReuse()}
 }
 
 // compileLimits compiles each module in a child process, this executable
@@ -78,7 +80,8 @@ func compileLimits() host.CompileLimits {
 // per-tool overrides and views, the module prefixes, and whether wire names
 // stay exact (serve --tool-names=exact).
 func (o *operator) loaderOptions(exactNames bool) loader.Options {
-	return loader.Options{Overrides: toolOverrides(o.conf), Prefixes: o.conf.Prefixes(), ExactNames: exactNames}
+	return loader.Options{Overrides: toolOverrides(o.conf), Prefixes: o.conf.Prefixes(), ExactNames: exactNames,
+		Reuse: o.conf.ModuleReuse()}
 }
 
 // warnUnusedPrefixes warns about [modules."M.wasm"] prefixes for files the

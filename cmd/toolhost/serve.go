@@ -64,6 +64,7 @@ type serveFlags struct {
 	idemBytesPerID int64
 
 	redis string
+	reuse string
 }
 
 func newServeCmd() *cobra.Command {
@@ -103,6 +104,7 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
+	cmd.Flags().StringVar(&f.reuse, "reuse", "auto", `warm instances: "auto" (tools whose manifest says "instances": "reuse" keep one caller's instances between its calls, unless the config says reuse = false) or "never" (a fresh instance for every call)`)
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	addEdgeFlags(cmd, &f)
 	addBoundsFlags(cmd, &f)
@@ -124,6 +126,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer flushTraces()
+	if f.reuse != "auto" && f.reuse != "never" {
+		return fmt.Errorf(`--reuse must be "auto" (the default: tools whose manifest allows it reuse warm instances per caller, unless the config says reuse = false) or "never" (a fresh instance for every call), not %q`, f.reuse)
+	}
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
@@ -147,6 +152,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	hc := op.hostConfig(f.cacheDir, logger)
 	f.lazy.apply(&hc)
+	hc.Reuse.Off = f.reuse == "never"
 	rt, err := host.New(ctx, hc)
 	if err != nil {
 		return err
@@ -196,6 +202,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Access:         accessPolicy(cfg, tokens, f.stdio, logger),
 		TracerProvider: tracing.Provider(),
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
+		ListMeta:       warmListMeta(rt),
 	})
 	live.OnChange(srv.SetTools)
 	if f.watch {
@@ -222,6 +229,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	})
 	go m.Follow(ctx, bus)
 	fl.register(m.Registry())
+	m.Registry().MustRegister(instanceMetrics(rt, live))
 	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, readyNote(fl.degraded, rt), logger)
 }
 

@@ -86,6 +86,7 @@ func toolOverrides(c *config.Config) map[string]loader.Override {
 			Expose:      clonePtr(t.View.Expose),
 			WireName:    t.View.Name,
 			Description: t.View.Description,
+			Reuse:       clonePtr(t.Reuse),
 		}
 	}
 	return out

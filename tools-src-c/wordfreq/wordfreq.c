@@ -21,8 +21,8 @@
 #include <string.h>
 
 const char *toolhost_manifest(void) {
-	return "{\"abi\":1,\"timeout_ms\":5000,\"idempotent\":true,\"read_only\":true,\"instances\":\"reuse\",\"tools\":["
-	       "{\"name\":\"wordfreq.top\",\"title\":\"Most frequent words\","
+	return "{\"abi\":1,\"timeout_ms\":5000,\"idempotent\":true,\"read_only\":true,\"tools\":["
+	       "{\"name\":\"wordfreq.top\",\"instances\":\"reuse\",\"title\":\"Most frequent words\","
 	       "\"description\":\"Counts the words of a text (runs of letters, digits and apostrophes; ASCII letters "
 	       "lowercased, other letters kept as they are) and returns the total, the number of distinct words and "
 	       "the top most frequent (default 10), most frequent first, ties in alphabetical order. Words shorter "

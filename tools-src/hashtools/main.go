@@ -12,13 +12,16 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
 func init() {
 	// Pure functions that answer in milliseconds; 5 s only stops a
 	// pathological input early.
-	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
+	// Pure functions keep nothing between calls: a caller's calls may
+	// share a warm instance (docs/ABI.md, "Warm instances").
+	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse}
 
 	pure.Title = "SHA-256 digest"
 	pure.Description = "Computes the SHA-256 digest of a text (its UTF-8 bytes) or of binary data given " +
@@ -51,6 +54,7 @@ func init() {
 			"default or up to 100. Every call returns new UUIDs, so the call is not idempotent.",
 		ReadOnly:  true, // it changes nothing, but a repeated call must not return the same UUIDs
 		TimeoutMS: 5000,
+		Instances: abi.InstancesReuse, // crypto/rand reads the host's randomness on every call
 	}, uuidV4)
 }
 

@@ -11,13 +11,16 @@ import (
 	"slices"
 	"unicode"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
 func init() {
 	// Pure functions that answer in milliseconds; 5 s only stops a
 	// pathological input early.
-	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
+	// Pure functions keep nothing between calls: a caller's calls may
+	// share a warm instance (docs/ABI.md, "Warm instances").
+	pure := guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse}
 
 	pure.Title = "Evaluate an arithmetic expression"
 	pure.Description = "Evaluates an arithmetic expression in double precision and returns its value. " +

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
 // Every tool here is a pure function of its arguments that answers in
-// milliseconds; 5 s only stops a pathological input early.
-var pure = guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000}
+// milliseconds; 5 s only stops a pathological input early. They keep
+// nothing between calls, so a caller's calls may share a warm instance.
+var pure = guest.Options{Idempotent: true, ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse}
 
 func init() {
 	register("text.count", "Count words, lines and characters",

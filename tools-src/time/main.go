@@ -11,6 +11,7 @@ import (
 	"time"
 	_ "time/tzdata"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
@@ -23,7 +24,7 @@ func init() {
 		Description: "The current date and time in a time zone given by its IANA name (Europe/Paris, " +
 			"America/New_York, Asia/Tokyo; default UTC): the RFC 3339 timestamp with its offset, the zone's " +
 			"abbreviation and UTC offset, whether daylight saving time is in effect, the weekday, and Unix time.",
-		ReadOnly: true, TimeoutMS: 5000,
+		ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse,
 	}, nowTool)
 	guest.Register("time.convert", guest.Options{
 		Title: "Convert a time between zones",
@@ -32,7 +33,7 @@ func init() {
 			"(2026-03-29T02:30, 2026-03-29 02:30:00), which is then read in from_zone (required for it). " +
 			"A wall-clock time that a daylight saving change skips is moved forward by the gap, and one " +
 			"that happens twice takes the earlier; note says so.",
-		Idempotent: true, ReadOnly: true, TimeoutMS: 5000,
+		Idempotent: true, ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse,
 	}, convert)
 	guest.Register("time.between", guest.Options{
 		Title: "Time between two instants",
@@ -40,7 +41,7 @@ func init() {
 			"and ISO 8601 durations, and in calendar days of zone (default UTC) — calendar days differ from " +
 			"24-hour days across daylight saving changes. start and end take the forms time.convert takes; " +
 			"wall-clock times are read in zone.",
-		Idempotent: true, ReadOnly: true, TimeoutMS: 5000,
+		Idempotent: true, ReadOnly: true, TimeoutMS: 5000, Instances: abi.InstancesReuse,
 	}, between)
 }
 

@@ -20,6 +20,10 @@ import (
 )
 
 func init() {
+	// web.fetch stays in fresh instances (no Instances: reuse): it parses
+	// pages from anywhere, and its calls are network-bound, so a warm
+	// instance would save little and keep whatever a hostile page left in
+	// the parser's memory for the caller's next call.
 	guest.Register("web.fetch", guest.Options{
 		Title: "Fetch a web page",
 		Description: "Fetches an https URL and returns its content for reading: as Markdown (default; the " +

@@ -1,0 +1,37 @@
+package config
+
+import (
+	"testing"
+	"time"
+)
+
+// TestReuseDocExample keeps the [reuse] example of docs/CONFIG.md valid and
+// saying what its comments say.
+func TestReuseDocExample(t *testing.T) {
+	blocks := configDocExamples(t, "reuse")
+	if len(blocks) != 1 {
+		t.Fatalf("found %d reuse examples in docs/CONFIG.md, want 1", len(blocks))
+	}
+	c, err := Parse("CONFIG.md", blocks[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.HostReuse()
+	if r.MaxPerTool != 4 || r.MaxTotal != 32 || r.MaxUses != 500 || r.IdleTimeout != 30*time.Second || r.MemoryHighWater != 16<<20 {
+		t.Errorf("HostReuse = %+v", r)
+	}
+	if r := c.Tools["db.write"].Reuse; r == nil || *r {
+		t.Errorf("db.write reuse = %v, want false", r)
+	}
+	if m := c.ModuleReuse(); len(m) != 1 || m["legacy.wasm"] {
+		t.Errorf("ModuleReuse = %v, want legacy.wasm false", m)
+	}
+}
+
+func TestReuseErrors(t *testing.T) {
+	wantLineError(t, "[reuse]\nmax_uses = 0\n", 2, "must be at least 1")
+	wantLineError(t, "[reuse]\nmemory_high_water = \"1KiB\"\n", 2, "below one 64 KiB page")
+	wantLineError(t, "[tools.\"t\"]\nreuse = \"no\"\n", 2, "must be true or false")
+	wantLineError(t, "[modules.\"m.wasm\"]\nreuse = 1\n", 2, "must be true or false")
+	wantLineError(t, "[reuse]\nmax_idle = 3\n", 2, `unknown key "max_idle" in [reuse]`)
+}

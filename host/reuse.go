@@ -1,0 +1,154 @@
+package host
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+)
+
+// Defaults for Reuse fields left at zero.
+const (
+	DefaultReuseMaxPerTool  = 8
+	DefaultReuseMaxTotal    = 64
+	DefaultReuseMaxUses     = 1000
+	DefaultReuseIdleTimeout = 60 * time.Second
+	DefaultReuseMemoryMark  = 32 << 20
+)
+
+// Reuse configures warm instances: tools whose manifest says "instances":
+// "reuse" may serve a caller's calls from instances kept between that
+// caller's calls (see Request.Reuse). The zero value turns reuse on with
+// every bound at its default.
+type Reuse struct {
+	// Off turns reuse off everywhere (serve --reuse=never): every call
+	// gets a fresh instance, whatever the manifests say.
+	Off bool
+	// MaxPerTool bounds the warm instances one tool holds, all callers
+	// together, in a call, idle or being warmed; 0 means 8. A call that
+	// finds none of its caller's idle and no room runs in a one-off fresh
+	// instance, after the tool's least recently used idle instance (of
+	// any caller) has been retired to make room, when there is one.
+	MaxPerTool int
+	// MaxTotal bounds the warm instances of every tool together; 0 means
+	// 64. Room is made as for MaxPerTool.
+	MaxTotal int
+	// MaxUses retires an instance after this many calls; 0 means 1000.
+	MaxUses int
+	// IdleTimeout retires an instance idle this long; 0 means 60 s.
+	IdleTimeout time.Duration
+	// MemoryHighWater retires an instance whose linear memory has grown
+	// past it (checked after each call); 0 means 32 MiB.
+	MemoryHighWater uint64
+	// Now is the clock idle time is measured with; nil means time.Now.
+	// Tests inject one.
+	Now func() time.Time
+}
+
+func (c Reuse) withDefaults() Reuse {
+	if c.MaxPerTool <= 0 {
+		c.MaxPerTool = DefaultReuseMaxPerTool
+	}
+	if c.MaxTotal <= 0 {
+		c.MaxTotal = DefaultReuseMaxTotal
+	}
+	if c.MaxUses <= 0 {
+		c.MaxUses = DefaultReuseMaxUses
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultReuseIdleTimeout
+	}
+	if c.MemoryHighWater == 0 {
+		c.MemoryHighWater = DefaultReuseMemoryMark
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Why a warm instance was retired: the reason label of RetiredInstances.
+const (
+	RetiredError   = "error"   // the call failed (any kind but schema), trapped or broke the ABI
+	RetiredStopped = "stopped" // the call's deadline passed or it was cancelled
+	RetiredUses    = "uses"    // Reuse.MaxUses calls
+	RetiredIdle    = "idle"    // Reuse.IdleTimeout without a call
+	RetiredMemory  = "memory"  // linear memory past Reuse.MemoryHighWater
+	RetiredEvicted = "evicted" // made room for another caller or tool under the bounds
+	RetiredClosed  = "closed"  // its module was replaced (hot reload) or closed
+)
+
+// PoolStats are one tool's warm instances at a moment.
+type PoolStats struct {
+	// Tool is the tool's name; Module the file of the module version
+	// serving it (a replaced version drains under its own row).
+	Tool, Module string
+	// Idle instances wait for their caller's next call; Busy ones run a
+	// call; Warming ones are being instantiated off the request path.
+	Idle, Busy, Warming int
+	// Callers is the number of callers with a pool of the tool.
+	Callers int
+}
+
+// PoolStats returns every tool's warm instances, by tool and module.
+func (r *Runtime) PoolStats() []PoolStats {
+	p := r.warm
+	p.mu.Lock()
+	byTool := map[toolKey]*PoolStats{}
+	for k, pl := range p.pools {
+		tk := toolKey{k.mod, k.tool}
+		s := byTool[tk]
+		if s == nil {
+			s = &PoolStats{Tool: k.tool, Module: k.mod.Path}
+			byTool[tk] = s
+		}
+		s.Idle += len(pl.idle)
+		s.Busy += pl.busy
+		s.Warming += pl.warming
+		s.Callers++
+	}
+	p.mu.Unlock()
+	out := make([]PoolStats, 0, len(byTool))
+	for _, s := range byTool {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b PoolStats) int {
+		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Module, b.Module)
+	})
+	return out
+}
+
+// RetiredInstances counts the warm instances retired since New, by reason
+// (the Retired* constants).
+func (r *Runtime) RetiredInstances() map[string]uint64 {
+	p := r.warm
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]uint64, len(p.retired))
+	for k, v := range p.retired {
+		out[k] = v
+	}
+	return out
+}
+
+// ReuseOff reports whether reuse is off everywhere (Reuse.Off).
+func (r *Runtime) ReuseOff() bool { return r.warm.cfg.Off }
+
+// Reusable reports whether a call of tool may run in a warm instance when
+// the operator allows it: its manifest says "instances": "reuse" and reuse
+// is not off in the runtime.
+func (m *Module) Reusable(tool string) bool {
+	if m.rt.warm.cfg.Off {
+		return false
+	}
+	for i := range m.Tools {
+		if m.Tools[i].Name == tool {
+			return m.Tools[i].Instances == abi.InstancesReuse
+		}
+	}
+	return false
+}
