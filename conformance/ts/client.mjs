@@ -120,26 +120,7 @@ async function main() {
     const logs = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
     await client.setLoggingLevel('info');
-    const seen = [];
-    // This SDK runs notification handlers a microtask late but handles a
-    // response at once, so a progress notification read together with
-    // its request's response (stdio reads both in one chunk) finds its
-    // handler gone and is reported through onerror as an "unknown token"
-    // (typescript-sdk#2580). The server did send it, before the response:
-    // count it, as late.
-    const late = [];
-    const onerror = client.onerror;
-    client.onerror = (e) => {
-      const m = /unknown token: (\{.*\})$/s.exec(String(e?.message ?? ''));
-      if (m) late.push(JSON.parse(m[1]).params); else onerror?.(e);
-    };
-    const r = await client.callTool({ name: wire(spec.progress.tool), arguments: spec.progress.args }, undefined, {
-      onprogress: (p) => { seen.push(p); },
-      timeout: 120000,
-    });
-    await new Promise((resolve) => setImmediate(resolve)); // let a late one surface
-    client.onerror = onerror;
-    const all = [...seen, ...late];
+    const { r, all, late } = await callCountingProgress(client, wire(spec.progress.tool), spec.progress.args);
     emit({
       step: 'progress', tool: spec.progress.tool, isError: r.isError ?? false,
       structured: r.structuredContent ?? null, progress: all.length, late: late.length, last: all.at(-1) ?? null,
@@ -149,13 +130,8 @@ async function main() {
   }
 
   if (spec.plan) {
-    let progress = 0;
-    const planTool = wire('toolhost.plan');
-    const r = await client.callTool({ name: planTool, arguments: spec.plan.args }, undefined, {
-      onprogress: () => { progress++; },
-      timeout: 120000,
-    });
-    emit({ step: 'plan', isError: r.isError ?? false, progress, error: r._meta?.['toolhost/error'] ?? null });
+    const { r, all } = await callCountingProgress(client, wire('toolhost.plan'), spec.plan.args);
+    emit({ step: 'plan', isError: r.isError ?? false, progress: all.length, error: r._meta?.['toolhost/error'] ?? null });
   }
 
   // A call after everything else: the server is still serving this client.
@@ -169,3 +145,30 @@ main().then(() => process.exit(0), (e) => {
   emit({ step: 'fatal', error: describeError(e) });
   process.exit(1);
 });
+
+// callCountingProgress calls a tool and returns its result with every
+// progress notification the server sent for it. This SDK runs
+// notification handlers a microtask late but handles a response at once,
+// so a progress notification read together with its request's response
+// (stdio reads both in one chunk) finds its handler gone and is reported
+// through onerror as an "unknown token" (typescript-sdk#2580). The server
+// did send it, before the response: it is counted, as late.
+async function callCountingProgress(client, name, args) {
+  const seen = [];
+  const late = [];
+  const onerror = client.onerror;
+  client.onerror = (e) => {
+    const m = /unknown token: (\{.*\})$/s.exec(String(e?.message ?? ''));
+    if (m) late.push(JSON.parse(m[1]).params); else onerror?.(e);
+  };
+  try {
+    const r = await client.callTool({ name, arguments: args }, undefined, {
+      onprogress: (p) => { seen.push(p); },
+      timeout: 120000,
+    });
+    await new Promise((resolve) => setImmediate(resolve)); // let a late one surface
+    return { r, all: [...seen, ...late], late };
+  } finally {
+    client.onerror = onerror;
+  }
+}
