@@ -44,7 +44,7 @@ func main() {
 func run() error {
 	bin := flag.String("toolhost", "bin/toolhost", "the toolhost binary")
 	wasm := flag.String("module", "plugins/text.wasm", "the module serving text.count")
-	arms := flag.String("arms", "fresh", `comma-separated toolhost arms: "fresh" (serve as is) or "reuse" (serve --reuse)`)
+	arms := flag.String("arms", "fresh", `comma-separated toolhost arms: "fresh" (serve --reuse=never) or "reuse" (serve --reuse=auto: text.count declares reuse)`)
 	levels := flag.String("c", "1,8,32", "comma-separated concurrency levels")
 	dur := flag.Duration("d", 3*time.Second, "how long each arm runs per round")
 	rounds := flag.Int("rounds", 3, "interleaved rounds per concurrency")
@@ -83,8 +83,9 @@ func run() error {
 		args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins, "--max-calls-per-caller", "1024"}
 		switch arm {
 		case "fresh":
+			args = append(args, "--reuse=never")
 		case "reuse":
-			args = append(args, "--reuse")
+			args = append(args, "--reuse=auto")
 		default:
 			return fmt.Errorf("unknown arm %q (want fresh or reuse)", arm)
 		}

@@ -1,7 +1,7 @@
 // Command mem prints toolhost's memory table (docs/BENCHMARKS.md): the
 // resident memory each call in flight adds (one arm per set of serve
-// flags: fresh, and reuse once serve has --reuse), and the readiness time
-// and resident memory of a server with 20 modules, from a cold and from a
+// flags: fresh is --reuse=never, reuse is --reuse=auto), and the readiness
+// time and resident memory of a server with 20 modules, from a cold and from a
 // warm compilation cache. Every server is a `toolhost serve` child
 // process; its memory is VmRSS from /proc (Linux only).
 //
@@ -47,7 +47,7 @@ type config struct {
 func run() error {
 	var c config
 	flag.StringVar(&c.bin, "toolhost", "bin/toolhost", "the toolhost binary")
-	arms := flag.String("arms", "fresh", `comma-separated arms: "fresh" (serve as is) or "reuse" (serve --reuse)`)
+	arms := flag.String("arms", "fresh", `comma-separated arms: "fresh" (serve --reuse=never) or "reuse" (serve --reuse=auto)`)
 	levels := flag.String("n", "8,32", "comma-separated numbers of calls in flight")
 	flag.IntVar(&c.modules, "modules", 20, "modules for the readiness rows")
 	flag.DurationVar(&c.hold, "hold", 20*time.Second, "how long each held call sleeps (longer than it takes to start them all)")
@@ -171,9 +171,12 @@ func inFlight(c config, one string) (string, error) {
 		for _, n := range c.levels {
 			args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", one, "--cache-dir", filepath.Join(c.dir, "cache"),
 				"--config", c.config, "--max-calls-per-caller", strconv.Itoa(2 * n)}
-			if arm == "reuse" {
-				args = append(args, "--reuse")
-			} else if arm != "fresh" {
+			switch arm {
+			case "reuse":
+				args = append(args, "--reuse=auto")
+			case "fresh":
+				args = append(args, "--reuse=never")
+			default:
 				return "", fmt.Errorf("unknown arm %q", arm)
 			}
 			s, err := proc.StartToolhost(arm, c.bin, args)
