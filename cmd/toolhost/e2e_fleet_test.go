@@ -208,8 +208,13 @@ func (l *fleetLoad) problem(format string, a ...any) {
 // Redis is away (none runs twice: each key goes to two replicas at once,
 // and two different nonces for one key would be two executions), and
 // keyed calls succeed again once Redis is back, without a restart.
+//
+// Redis keeps its data across the restart (an append-only file, as a
+// production Redis should): one that comes back empty forgets the claims
+// of executions still running, and a call with such a key after the
+// restart runs it again (docs/SCALING.md).
 func TestE2EFleetRedisRestartUnderLoad(t *testing.T) {
-	rs := redistest.Start(t)
+	rs := redistest.StartDurable(t)
 	reps := fleetOf(t, rs, 3, pluginsDir(t))
 	var sessions [3][2]*mcp.ClientSession
 	for i, r := range reps {

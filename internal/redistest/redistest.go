@@ -27,12 +27,28 @@ type Server struct {
 	dir  string
 	port int
 
+	durable bool // appendonly with fsync on every write: data outlives a kill
+
 	mu  sync.Mutex
 	cmd *exec.Cmd
 }
 
-// Start starts a redis-server for t and stops it at t's cleanup.
+// Start starts a redis-server for t and stops it at t's cleanup. It keeps
+// nothing on disk: a Restart after Stop starts empty.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartDurable is Start for a server that keeps its data across Stop and
+// Restart, as a production Redis with an append-only file does
+// (appendfsync always: every acknowledged write survives even the kill).
+func StartDurable(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, durable bool) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -41,7 +57,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redis-server not installed (apt-get install redis-server); skipping a test that needs a real Redis")
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t)}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), port: freePort(t), durable: durable}
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
@@ -67,7 +83,7 @@ func (s *Server) Stop() {
 }
 
 // Restart starts the server (again) on the same port and waits until it
-// accepts commands. Its data is gone: it runs without persistence.
+// accepts commands. Its data is gone unless it was started durable.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.mu.Lock()
@@ -75,8 +91,13 @@ func (s *Server) Restart() {
 	if s.cmd != nil {
 		return
 	}
-	cmd := exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
-		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--loglevel", "warning")
+	persist := []string{"--appendonly", "no"}
+	if s.durable {
+		persist = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
+		"--save", "", "--protected-mode", "yes", "--loglevel", "warning"}, persist...)
+	cmd := exec.Command(s.bin, args...)
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
