@@ -159,7 +159,15 @@ func runGoClient(t *testing.T, tr mcp.Transport, sc conformance, logs *syncBuffe
 		if err != nil {
 			t.Fatal(err)
 		}
-		add(tsStep{Step: "plan", IsError: r.IsError, Progress: len(progress)})
+		// The SDK hands notifications to the handler asynchronously: wait
+		// (bounded, nothing asserted about how long) for the first one.
+		n := 0
+		select {
+		case <-progress:
+			n = 1 + len(progress)
+		case <-time.After(2 * time.Minute):
+		}
+		add(tsStep{Step: "plan", IsError: r.IsError, Progress: n})
 	}
 	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name("text.count"), Arguments: map[string]any{"text": "still here"}})
 	if err != nil {
