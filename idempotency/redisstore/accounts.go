@@ -60,6 +60,26 @@ local function charge(caller, member, expires, add, keep)
   redis.call('HINCRBY', bytes, 'total', add)
   touch(all, kept, bytes)
 end
+-- refusal is the reply refusing caller a new entry of cost bytes over its
+-- bounds (limit names start with what), or nil when it fits; expired
+-- entries are pruned first.
+local function refusal(caller, maxKeys, maxBytes, cost, what)
+  prune(caller)
+  local all, kept, bytes = acct(caller)
+  local n = redis.call('ZCARD', all)
+  local held = tonumber(redis.call('HGET', bytes, 'total') or '0')
+  local limit, h, max
+  if n >= tonumber(maxKeys) then
+    limit, h, max = what .. 'keys per caller', n, maxKeys
+  elseif held + tonumber(cost) > tonumber(maxBytes) then
+    limit, h, max = what .. 'bytes per caller', held, maxBytes
+  end
+  if not limit then return nil end
+  local old = redis.call('ZRANGE', kept, 0, 0, 'WITHSCORES')
+  local retry = 0
+  if old[2] then retry = tonumber(old[2]) - now end
+  return {'limit', limit, tostring(h), tostring(max), tostring(retry)}
+end
 `
 
 // entryOverhead matches the in-memory store's: a key's bytes beyond its

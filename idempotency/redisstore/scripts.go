@@ -18,22 +18,8 @@ import "github.com/redis/go-redis/v9"
 var acquireScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[6]\n" + accountLua + `
 local v = redis.call('HMGET', KEYS[1], 'fp', 'state', 'outcome', 'owner')
 if not v[1] then
-  prune(ARGV[4])
-  local all, kept, bytes = acct(ARGV[4])
-  local n = redis.call('ZCARD', all)
-  local held = tonumber(redis.call('HGET', bytes, 'total') or '0')
-  local limit, h, max
-  if n >= tonumber(ARGV[7]) then
-    limit, h, max = 'keys per caller', n, ARGV[7]
-  elseif held + tonumber(ARGV[9]) > tonumber(ARGV[8]) then
-    limit, h, max = 'bytes per caller', held, ARGV[8]
-  end
-  if limit then
-    local old = redis.call('ZRANGE', kept, 0, 0, 'WITHSCORES')
-    local retry = 0
-    if old[2] then retry = tonumber(old[2]) - now end
-    return {'limit', limit, tostring(h), tostring(max), tostring(retry)}
-  end
+  local refused = refusal(ARGV[4], ARGV[7], ARGV[8], ARGV[9], '')
+  if refused then return refused end
   redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fp', ARGV[2], 'state', 'running', 'caller', ARGV[4], 'waiters', 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   charge(ARGV[4], ARGV[5], now + tonumber(ARGV[3]), tonumber(ARGV[9]), false)

@@ -39,22 +39,8 @@ if KEYS[2] ~= '' then
     if #t > 0 then return {'existing', id, t} end
   end
 end
-prune(ARGV[2])
-local all, kept, bytes = acct(ARGV[2])
-local n = redis.call('ZCARD', all)
-local held = tonumber(redis.call('HGET', bytes, 'total') or '0')
-local limit, h, max
-if n >= tonumber(ARGV[7]) then
-  limit, h, max = 'tasks: keys per caller', n, ARGV[7]
-elseif held + tonumber(ARGV[9]) > tonumber(ARGV[8]) then
-  limit, h, max = 'tasks: bytes per caller', held, ARGV[8]
-end
-if limit then
-  local old = redis.call('ZRANGE', kept, 0, 0, 'WITHSCORES')
-  local retry = 0
-  if old[2] then retry = tonumber(old[2]) - now end
-  return {'limit', limit, tostring(h), tostring(max), tostring(retry)}
-end
+local refused = refusal(ARGV[2], ARGV[7], ARGV[8], ARGV[9], 'tasks: ')
+if refused then return refused end
 redis.call('HSET', KEYS[1], 'caller', ARGV[2], 'fp', ARGV[3], 'status', 'working', 'created', now, 'updated', now, 'expires', 0, 'alias', KEYS[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if KEYS[2] ~= '' then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[4]) end
