@@ -170,7 +170,11 @@ func inFlight(c config, one string) (string, error) {
 	for _, arm := range c.arms {
 		for _, n := range c.levels {
 			args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", one, "--cache-dir", filepath.Join(c.dir, "cache"),
-				"--config", c.config, "--max-calls-per-caller", strconv.Itoa(2 * n)}
+				"--config", c.config, "--max-calls-per-caller", strconv.Itoa(2 * n),
+				// Admission would hold fresh calls past 4 × GOMAXPROCS in
+				// line, never all n in flight: this measures a call's
+				// memory, not admission (make overload does).
+				"--max-fresh", strconv.Itoa(2 * n)}
 			switch arm {
 			case "reuse":
 				args = append(args, "--reuse=auto")
