@@ -105,8 +105,11 @@ func BenchmarkPerCall(b *testing.B) {
 	// registry record, schema validation and dispatcher policies.
 	text := load(textPath)
 	bench("toolhost-fresh", func() ([]byte, error) { return text.Call(ctx, "text.count", args, host.Limits{}) }, countWant)
+	bench("toolhost-reuse", func() ([]byte, error) {
+		return text.Do(ctx, host.Request{Tool: "text.count", Args: args, Reuse: true})
+	}, countWant)
 	d := dispatcherFor(b, text, "text.count")
-	bench("dispatcher+toolhost-fresh", func() ([]byte, error) {
+	bench("dispatcher+toolhost-reuse", func() ([]byte, error) {
 		return d.Call(ctx, dispatcher.Call{Tool: "text.count", Args: args})
 	}, countWant)
 
