@@ -194,7 +194,7 @@ PERCALL_COUNT ?= 6
 .PHONY: bench-percall
 bench-percall: build plugins
 	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/extism-count.wasm ./plugin
-	GOOS=wasip1 GOARCH=wasm $(GO) build -C bench/extism -buildmode=c-shared -o ../../bin/reactor-count.wasm ./reactor
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o bin/reactor-count.wasm ./host/testdata/minimal
 	@# -count=N would run each arm N times in a row; separate runs interleave them.
 	rm -f bin/percall.txt
 	set -e; for i in $$(seq $(PERCALL_COUNT)); do \

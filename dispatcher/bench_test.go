@@ -24,8 +24,13 @@ var roomy = idempotency.Limits{MaxKeys: 1 << 30, MaxKeysPerCaller: 1 << 30, MaxB
 // events (no subscriber).
 func BenchmarkDispatch(b *testing.B) {
 	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{IdempotencyLimits: roomy})
+	benchCalls(b, d, context.Background())
+}
+
+// benchCalls runs the no-key, new-key and replayed-key sub-benchmarks of
+// calls to d's "noop" tool within ctx.
+func benchCalls(b *testing.B, d *Dispatcher, ctx context.Context) {
 	args := json.RawMessage(`{}`)
-	ctx := context.Background()
 	b.Run("no-key", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -3,7 +3,6 @@ package dispatcher
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -150,32 +149,14 @@ func TestTracingOff(t *testing.T) {
 	}
 }
 
-// BenchmarkDispatchTraced is BenchmarkDispatch's no-key and new-key calls
-// with tracing on: every span sampled and handed to an exporter that drops
-// it, so what is measured is making the spans. (Tracing off is
-// BenchmarkDispatch itself: no provider.)
+// BenchmarkDispatchTraced is BenchmarkDispatch with tracing on: every
+// span sampled and handed to an exporter that drops it, so what is
+// measured is making the spans. (Tracing off is BenchmarkDispatch itself:
+// no provider.)
 func BenchmarkDispatchTraced(b *testing.B) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))
 	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{TracerProvider: tp, IdempotencyLimits: roomy})
-	args := json.RawMessage(`{}`)
 	ctx, root := tp.Tracer("bench").Start(context.Background(), "tools/call")
 	defer root.End()
-	b.Run("no-key", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := d.Call(ctx, Call{Tool: "noop", Args: args}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("new-key", func(b *testing.B) {
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if _, err := d.Call(ctx, Call{Tool: "noop", Args: args, Options: Options{IdempotencyKey: strconv.Itoa(i)}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchCalls(b, d, ctx)
 }

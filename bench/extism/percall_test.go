@@ -131,7 +131,7 @@ func BenchmarkPerCall(b *testing.B) {
 	bench("extism-reused", func() ([]byte, error) { return extismCall(reused, args) }, countWant)
 
 	// toolhost's other guests, fresh: the same text.count as a minimal
-	// hand-written Go reactor (reactor/, no abi/guest), C (abi/c) and a
+	// hand-written Go reactor (host/testdata/minimal, no abi/guest), C (abi/c) and a
 	// bare WAT reactor.
 	minimal := load(wasmPath(b, "bin/reactor-count.wasm"))
 	bench("toolhost-fresh-go-minimal-reactor", func() ([]byte, error) {
