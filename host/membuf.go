@@ -7,9 +7,9 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// memPool keeps the linear-memory buffers of a module's closed instances,
-// zeroed, for its next instances, and knows how large a new one should be.
-// It is safe for concurrent use.
+// memPool keeps the linear-memory buffers of a module's closed instances
+// for its next instances, and knows how large a new one should be. It is
+// safe for concurrent use.
 //
 // A fresh Go instance needs several MiB of memory. Allocating it anew for
 // every call made the Go heap zero the whole capacity each time and
@@ -18,12 +18,17 @@ import (
 // module. sync.Pool drops idle buffers at garbage collection, so a module
 // nobody calls holds no memory for long.
 //
-// The one rule that keeps one call's data out of another's: a buffer in
-// the pool is zero over its whole capacity. An instance can only ever see
-// bytes below the length its memory reached, and Free clears exactly
-// those before it returns the buffer.
+// The one rule that keeps one call's data out of another's: a buffer
+// handed out is zero over its whole capacity. An instance can only ever
+// see bytes below the length its memory reached; Free pools the buffer
+// with that length, and the next allocator clears exactly those bytes
+// before an instance gets it. Clearing when the buffer is taken, not when
+// it is freed, keeps the clear off the path of a call stopped at its
+// deadline: wazero frees a closed instance's memory on the call's own
+// goroutine before the call returns, and clearing a Go guest's 3–4 MiB
+// there was half of a timeout's lateness (about 0.5 ms of 1).
 type memPool struct {
-	bufs sync.Pool // of *[]byte, length 0, zero over their capacity
+	bufs sync.Pool // of *[]byte, zero from their length to their capacity
 	// size is the capacity a new buffer gets, in bytes: what an instance
 	// had after _initialize at load, plus a quarter; 0 until it is known.
 	size atomic.Uint64
@@ -43,7 +48,8 @@ func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
 		if b, ok := p.bufs.Get().(*[]byte); ok {
-			c.buf = *b
+			clear(*b)
+			c.buf = (*b)[:0]
 			return c
 		}
 		// Before load has measured the module: room for twice its declared
@@ -57,16 +63,16 @@ func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 	})
 }
 
-// put returns a buffer that is zero over its capacity.
+// put returns a buffer whose bytes past its length are zero; the bytes
+// up to its length are cleared when it is next taken.
 func (p *memPool) put(b []byte) {
-	b = b[:0]
 	p.bufs.Put(&b)
 }
 
 // cappedMemory is one instance's linear memory: it refuses to grow past
 // limit, so memory.grow returns -1 in the guest instead of the host
-// allocating without bound, and it goes back to its pool, zeroed, when the
-// instance is closed.
+// allocating without bound, and it goes back to its pool when the instance
+// is closed.
 type cappedMemory struct {
 	buf   []byte
 	limit uint64
@@ -78,9 +84,9 @@ func (c *cappedMemory) Reallocate(size uint64) []byte {
 		return nil
 	}
 	if size <= uint64(cap(c.buf)) {
-		// The capacity is zero (fresh from make, or cleared by Free before
-		// it was pooled) and memory never shrinks, so the bytes exposed
-		// here have never been written.
+		// The capacity is zero (fresh from make, or cleared by the
+		// allocator when taken from the pool) and memory never shrinks, so
+		// the bytes exposed here have never been written.
 		c.buf = c.buf[:size]
 		return c.buf
 	}
@@ -92,12 +98,11 @@ func (c *cappedMemory) Reallocate(size uint64) []byte {
 	return next
 }
 
-// Free clears what the instance could have written and pools the buffer.
-// wazero calls it once, when the instance is closed and no guest code can
-// run in it any more.
+// Free pools the buffer, its length marking what the instance could have
+// written (cleared before the buffer is used again). wazero calls it once,
+// when the instance is closed and no guest code can run in it any more.
 func (c *cappedMemory) Free() {
 	if c.pool != nil && c.buf != nil {
-		clear(c.buf)
 		c.pool.put(c.buf)
 	}
 	c.buf = nil
