@@ -64,7 +64,8 @@ func BenchmarkFresh(b *testing.B) {
 }
 
 // BenchmarkFreshRatio puts a Go SDK module beside the minimal reactor
-// call by call: each iteration makes one fresh call of each, in turn, and
+// (with regexp linked in, for tools-src/text, as well as without) call by
+// call: each iteration makes one fresh call of each, in turn, and
 // charges each the process CPU time its call took. On a shared machine
 // whose load swings from second to second, alternating call by call keeps
 // the ratio (reported as ratio) honest where separate benchmarks would
@@ -82,10 +83,15 @@ func BenchmarkFreshRatio(b *testing.B) {
 	}
 	args := []byte(`{"text":"the cat and the hat"}`)
 	want := `{"words":5,"lines":1,"runes":19,"bytes":19}`
-	for _, sdk := range []string{"sdk-count", "sdk-text"} {
-		b.Run(sdk+"-vs-minimal", func(b *testing.B) {
-			pkg := map[string]string{"sdk-count": "./host/testdata/sdkcount", "sdk-text": "./tools-src/text"}[sdk]
-			mods := [2]*host.Module{load(b, pkg), load(b, "./host/testdata/minimal")}
+	// sdk-text beside minimalregexp: the same imports on both sides
+	// (text.find links regexp), so only the SDK's own cost is left.
+	for _, arm := range []struct{ name, sdk, floor string }{
+		{"sdk-count-vs-minimal", "./host/testdata/sdkcount", "./host/testdata/minimal"},
+		{"sdk-text-vs-minimal", "./tools-src/text", "./host/testdata/minimal"},
+		{"sdk-text-vs-minimalregexp", "./tools-src/text", "./host/testdata/minimalregexp"},
+	} {
+		b.Run(arm.name, func(b *testing.B) {
+			mods := [2]*host.Module{load(b, arm.sdk), load(b, arm.floor)}
 			var cpu [2]time.Duration
 			for b.Loop() {
 				for i, m := range mods {
