@@ -100,9 +100,15 @@ func (x *dispatch) decide(ctx context.Context, n int, derr *DispatchError) (time
 }
 
 // attempt runs the tool once under the per-attempt timeout, which starts
-// now (the caller already holds a concurrency slot), not when the call
-// arrived.
+// once the host is ready to run it (the caller already holds a
+// concurrency slot, and the handler has prepared: see prepare), not when
+// the call arrived.
 func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *DispatchError) {
+	ctx, done, derr := x.prepare(ctx, n)
+	if derr != nil {
+		return nil, derr
+	}
+	defer done()
 	timeout := x.timeout()
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -117,6 +123,32 @@ func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *Dispat
 		return nil, derr
 	}
 	return res, nil
+}
+
+// prepare lets a registry.Preparer wait for what its call needs before
+// the guest can run (a compile on demand, an admission slot) under the
+// caller's context rather than the attempt's timeout: a first call after a
+// lazy start may wait seconds for its module's code, which says nothing
+// of a tool whose timeout is 200 ms. A wait the caller's deadline ends is
+// that deadline's timeout, with no attempt made and never held against
+// the tool's breaker; anything else that fails (a compile) is the
+// attempt's error, as it would have been inside the call.
+func (x *dispatch) prepare(ctx context.Context, n int) (context.Context, func(), *DispatchError) {
+	p, ok := x.tool.Handler.(registry.Preparer)
+	if !ok {
+		return ctx, func() {}, nil
+	}
+	pctx, done, err := p.Prepare(ctx, registry.Request{Args: x.c.Args, Caller: x.c.Caller})
+	if err == nil {
+		return pctx, done, nil
+	}
+	if ctx.Err() != nil {
+		derr := classifyWait(x.tool.Name, ctx, n-1)
+		derr.starved = true
+		return nil, nil, derr
+	}
+	x.emitAttempt(n, ctx)
+	return nil, nil, classify(x.tool, err, n, ctx, ctx, x.timeout())
 }
 
 // handle runs the handler, handing a RequestHandler the caller's identity

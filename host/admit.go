@@ -71,10 +71,15 @@ func (a *admission) leave() {
 }
 
 // admitFresh waits for the module's code (a compile on demand holds no
-// slot) and then for a slot, and returns what gives both back. The slot
-// covers instantiation and the call: the span that costs CPU and an
-// instance's memory.
+// slot) and then for a slot, unless Prepare already did, and returns what
+// gives both back. The slot covers instantiation and the call: the span
+// that costs CPU and an instance's memory.
 func (m *Module) admitFresh(ctx context.Context) (func(), error) {
+	if takeSlot(ctx, m) {
+		// Prepare waited for both under the caller's deadline, and gives
+		// them back when the dispatcher's attempt is over.
+		return func() {}, nil
+	}
 	if _, err := m.acquireCode(ctx); err != nil {
 		return nil, err
 	}

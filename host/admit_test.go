@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -74,11 +75,71 @@ func TestAdmissionQueuedCallIsHostStarved(t *testing.T) {
 	}
 }
 
-// Through the dispatcher: timeouts of calls that only queued for a slot
-// are the host's, not the tool's; however many there are, the tool's
-// breaker stays closed and the next call, once a slot is free, runs.
+// Through the dispatcher: calls whose deadline passes while they queue
+// for a slot (before their attempt starts: see Module.Prepare) time out,
+// made no attempt, and however many there are the tool's breaker stays
+// closed; the next call, once a slot is free, runs.
 func TestAdmissionStarvedTimeoutsSpareTheBreaker(t *testing.T) {
 	rt := newRuntime(t, host.Config{MaxFresh: 1})
+	d := echoDispatcher(t, rt, 20*time.Millisecond)
+	leave, err := rt.TakeSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 * breaker.DefaultFailures {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_, err := d.Call(ctx, dispatcher.Call{Tool: "wat.echo", Args: []byte(`{}`)})
+		cancel()
+		var de *dispatcher.DispatchError
+		if !errors.As(err, &de) || de.Kind != dispatcher.KindTimeout || de.Attempts != 0 {
+			t.Fatalf("queued call: %v; want a timeout with no attempt made", err)
+		}
+	}
+	leave()
+	if res, err := d.Call(context.Background(), dispatcher.Call{Tool: "wat.echo", Args: []byte(`{"k":1}`)}); err != nil || string(res) != `{"k":1}` {
+		t.Fatalf("after the starved timeouts: %s, %v; want the call run (breaker closed)", res, err)
+	}
+}
+
+// A call that must queue for its slot longer than the tool's timeout
+// (200 ms) succeeds once the slot frees: it queues under the caller's
+// deadline, and its attempt's timeout starts when it can run. On the old
+// path the attempt's timeout ran in the queue and the call failed.
+func TestAdmissionWaitIsNotTheToolsTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	rt := newRuntime(t, host.Config{MaxFresh: 1})
+	d := echoDispatcher(t, rt, timeout)
+	leave, err := rt.TakeSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		one := 1 // no retry to hide a first attempt that timed out
+		res, err := d.Call(ctx, dispatcher.Call{Tool: "wat.echo", Args: []byte(`{"k":2}`), Options: dispatcher.Options{Budget: &one}})
+		if err == nil && string(res) != `{"k":2}` {
+			err = fmt.Errorf("result %s", res)
+		}
+		done <- err
+	}()
+	// Hold the slot for twice the tool's timeout: the call cannot end
+	// meanwhile (it has no slot), unless its timeout runs in the queue.
+	select {
+	case err := <-done:
+		t.Fatalf("the call ended while it had no slot: %v", err)
+	case <-time.After(2 * timeout):
+	}
+	leave()
+	if err := <-done; err != nil {
+		t.Fatalf("call after the wait: %v; want its result", err)
+	}
+}
+
+// echoDispatcher serves the echo module's wat.echo with timeout.
+func echoDispatcher(t *testing.T, rt *host.Runtime, timeout time.Duration) *dispatcher.Dispatcher {
+	t.Helper()
 	m, err := rt.LoadFile(context.Background(), watPath(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +147,7 @@ func TestAdmissionStarvedTimeoutsSpareTheBreaker(t *testing.T) {
 	var rec *registry.Tool
 	for _, tool := range m.Tools {
 		if tool.Name == "wat.echo" {
-			rec = loader.Record(m, tool, loader.Override{Timeout: 20 * time.Millisecond})
+			rec = loader.Record(m, tool, loader.Override{Timeout: timeout})
 		}
 	}
 	if rec == nil {
@@ -96,18 +157,5 @@ func TestAdmissionStarvedTimeoutsSpareTheBreaker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := dispatcher.New(reg, dispatcher.Config{})
-	leave, err := rt.TakeSlot(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 * breaker.DefaultFailures {
-		if _, err := d.Call(context.Background(), dispatcher.Call{Tool: "wat.echo", Args: []byte(`{}`)}); !errors.Is(err, dispatcher.ErrTimeout) {
-			t.Fatalf("queued call: %v; want a timeout", err)
-		}
-	}
-	leave()
-	if res, err := d.Call(context.Background(), dispatcher.Call{Tool: "wat.echo", Args: []byte(`{"k":1}`)}); err != nil || string(res) != `{"k":1}` {
-		t.Fatalf("after the starved timeouts: %s, %v; want the call run (breaker closed)", res, err)
-	}
+	return dispatcher.New(reg, dispatcher.Config{})
 }

@@ -238,22 +238,52 @@ func (b *boundTool) Handle(ctx context.Context, args json.RawMessage) (json.RawM
 // HandleRequest is Handle for req.Caller: a tool that reuses instances
 // runs in one of that caller's warm instances.
 func (b *boundTool) HandleRequest(ctx context.Context, req registry.Request) (json.RawMessage, error) {
-	call := func(cur *boundTool) (json.RawMessage, error) {
-		return cur.mod.Do(ctx, host.Request{Tool: cur.name, Args: req.Args, Limits: cur.lim, Caller: req.Caller, Reuse: cur.reuse})
+	cur, release, err := b.current()
+	if err != nil {
+		return nil, err
 	}
+	defer release()
+	return cur.mod.Do(ctx, cur.request(req))
+}
+
+// Prepare waits, under the caller's context, for the code and the
+// admission slot of the call (see host.Module.Prepare), on the version
+// serving now, which it keeps open until done: the call that follows runs
+// on it without waiting again (a reload in between only makes it wait in
+// the call, as it would without Prepare).
+func (b *boundTool) Prepare(ctx context.Context, req registry.Request) (context.Context, func(), error) {
+	cur, release, err := b.current()
+	if err != nil {
+		return nil, nil, err
+	}
+	pctx, done, err := cur.mod.Prepare(ctx, cur.request(req))
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return pctx, func() { done(); release() }, nil
+}
+
+func (b *boundTool) request(req registry.Request) host.Request {
+	return host.Request{Tool: b.name, Args: req.Args, Limits: b.lim, Caller: req.Caller, Reuse: b.reuse}
+}
+
+// current returns the version of the tool to run a call on, registered as
+// a call in flight on it until release. A call that looked the tool up
+// just before a reload retired its module runs on the version now serving.
+func (b *boundTool) current() (_ *boundTool, release func(), _ error) {
 	if b.ref == nil {
-		return call(b)
+		return b, func() {}, nil
 	}
 	for cur, n := b, 0; n < maxReplaced; n++ {
 		if cur.ref.acquire() {
-			defer cur.ref.release()
-			return call(cur)
+			return cur, cur.ref.release, nil
 		}
 		next := cur.ref.live.serving(cur.name)
 		if next == nil {
 			// Removed by the reload: a retry looks it up again, and the
 			// dispatcher answers not_found.
-			return nil, &abi.Error{Kind: abi.KindTransient,
+			return nil, nil, &abi.Error{Kind: abi.KindTransient,
 				Message: fmt.Sprintf("tool %s was removed as the call started", b.name)}
 		}
 		if next == cur {
@@ -261,6 +291,6 @@ func (b *boundTool) HandleRequest(ctx context.Context, req registry.Request) (js
 		}
 		cur = next
 	}
-	return nil, &abi.Error{Kind: abi.KindTransient,
+	return nil, nil, &abi.Error{Kind: abi.KindTransient,
 		Message: fmt.Sprintf("tool %s: its module kept being replaced as the call started; call it again", b.name)}
 }

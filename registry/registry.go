@@ -41,6 +41,21 @@ type RequestHandler interface {
 	HandleRequest(ctx context.Context, req Request) (json.RawMessage, error)
 }
 
+// Preparer is a Handler whose calls may first have to wait for the host
+// rather than for the tool: for its code to compile, for a slot to make an
+// instance in. The dispatcher calls Prepare under the caller's own context
+// (its deadline, its cancellation) before it starts an attempt's timeout,
+// runs the attempt under the context Prepare returned, and calls done
+// once the attempt is over, so a tool's timeout_ms measures the tool.
+// Prepare's error is what the call would have failed with (a context's
+// error when ctx ended while it waited). A handler called without Prepare
+// (an in-process caller) does the same waits inside its call.
+// Implementations must be safe for concurrent use; done is called once.
+type Preparer interface {
+	Handler
+	Prepare(ctx context.Context, req Request) (_ context.Context, done func(), _ error)
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 

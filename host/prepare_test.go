@@ -1,0 +1,88 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/toolhost/toolhost/host"
+)
+
+// Prepare does a lazy module's waits before the call: it compiles the
+// code and takes the call's admission slot, the call that follows uses
+// both without queueing again (with one slot, a second wait would never
+// end), and done gives them back.
+func TestPrepareCompilesAndAdmitsBeforeTheCall(t *testing.T) {
+	cache, path := describedOnce(t, "echo")
+	rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true, MaxFresh: 1})
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Resident() {
+		t.Fatal("listed from the describe cache, yet compiled")
+	}
+	ctx, done, err := m.Prepare(context.Background(), host.Request{Tool: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rt.AdmissionStats(); !m.Resident() || s.InUse != 1 {
+		t.Fatalf("after Prepare: resident %v, admission %+v; want compiled and one slot held", m.Resident(), s)
+	}
+	res, err := m.Do(ctx, host.Request{Tool: "echo", Args: []byte(`{"a":1}`)})
+	if err != nil || string(res) != `{"a":1}` {
+		t.Fatalf("prepared call: %s, %v", res, err)
+	}
+	done()
+	if s := rt.AdmissionStats(); s.InUse != 0 || s.Waited != 0 {
+		t.Fatalf("after done: %+v; want the slot given back, no call having queued", s)
+	}
+	if res, err := m.Do(context.Background(), host.Request{Tool: "echo", Args: []byte(`{}`)}); err != nil || string(res) != `{}` {
+		t.Fatalf("unprepared call after: %s, %v", res, err)
+	}
+}
+
+// A Prepare whose context ends in the queue gives back the code it held
+// and reports the context's error; one whose module cannot be compiled
+// any more reports what the call would have.
+func TestPrepareErrors(t *testing.T) {
+	cache, path := describedOnce(t, "echo")
+	rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true, MaxFresh: 1})
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Do(context.Background(), host.Request{Tool: "echo"}); err != nil {
+		t.Fatal(err) // compiles the code: Prepare goes on to the queue
+	}
+	leave, err := rt.TakeSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := m.Prepare(ctx, host.Request{Tool: "echo"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prepare cancelled in the queue: %v; want context.Canceled", err)
+	}
+	leave()
+	if s := rt.AdmissionStats(); s.InUse != 0 || s.Starved != 1 {
+		t.Fatalf("admission %+v; want nothing held, one starved", s)
+	}
+
+	// Changed on disk since it was listed: the call's own error.
+	cache2, path2 := describedOnce(t, "echo")
+	rt2 := newRuntime(t, host.Config{CacheDir: cache2, Lazy: true})
+	m2, err := rt2.LoadFile(context.Background(), path2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path2, []byte("\x00asm\x01\x00\x00\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, perr := m2.Prepare(context.Background(), host.Request{Tool: "echo"})
+	_, derr := m2.Do(context.Background(), host.Request{Tool: "echo"})
+	if perr == nil || derr == nil || perr.Error() != derr.Error() {
+		t.Fatalf("Prepare: %v; Do: %v; want the same error", perr, derr)
+	}
+}
