@@ -167,3 +167,16 @@ func writeAtomic(p string, b []byte) error {
 	}
 	return err
 }
+
+// Listable reports whether Load would list the module whose sha256 is sha
+// at once, from its describe cache entry, without compiling it: the
+// runtime is lazy (Config.Lazy) and the entry exists. An entry found
+// unusable when Load reads it only means that Load compiles after all.
+func (r *Runtime) Listable(sha string) bool {
+	p := r.describePath(sha)
+	if !r.cfg.Lazy || p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}

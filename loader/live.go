@@ -50,6 +50,9 @@ type Live struct {
 	retry     bool // the last rescan could not read everything
 	closed    bool // Close was called
 
+	bg         *background // Options.Background's start; nil without it
+	startTotal int         // module files the first rescan found
+
 	owners *owners                              // who holds each tool name, across restarts
 	fs     folderFS                             // how the folder is read
 	after  func(time.Duration) <-chan time.Time // Watch's clock
@@ -86,6 +89,9 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
 		files: map[string]*liveFile{}, rejected: map[string]string{},
 		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
+	if opts.Background {
+		l.bg = newBackground(ctx)
+	}
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	ch, err := l.Rescan(ctx)
@@ -149,6 +155,9 @@ type Change struct {
 	// Deferred are loaded files listed from the describe cache: their code
 	// compiles on their first call (host.Config.Lazy).
 	Deferred []string
+	// Background are the files of this change (loaded or refused) that
+	// were compiled in the background after the start (Options.Background).
+	Background []string
 }
 
 // Empty reports whether the rescan changed nothing.
@@ -186,6 +195,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	bytesOf := map[string][]byte{}
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
+	seen := make(map[string]string, len(paths)) // path -> sha256 of the bytes there now
 	for _, p := range paths {
 		fi, err := l.fs.stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -203,6 +213,8 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			// megabytes; do not hash the folder on every change.
 			if f, ok := l.files[p]; ok {
 				sha = f.sha
+			} else if pending, ok := l.pendingSHA(p); ok {
+				sha = pending
 			} else {
 				sha = l.rejected[p]
 			}
@@ -230,6 +242,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			sha = hex.EncodeToString(sum[:])
 		}
 		stamps[p] = st
+		seen[p] = sha
 		if old, ok := l.files[p]; ok && old.sha == sha {
 			next[p] = old
 			continue
@@ -239,6 +252,9 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 				next[p] = old
 			}
 			continue
+		}
+		if l.compilingInBackground(p, sha) {
+			continue // listed (or refused) when its load is done
 		}
 		fresh = append(fresh, p)
 		bytesOf[p], shaOf[p] = b, sha
@@ -254,13 +270,29 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			delete(l.rejected, p) // the refused file is gone (or unread: read it again)
 		}
 	}
+	if !l.started {
+		l.startTotal = len(stamps)
+		if l.bg != nil {
+			l.bg.atStart = make(map[string]bool, len(stamps))
+			for p := range stamps {
+				l.bg.atStart[p] = true
+			}
+			l.bg.owners = maps.Clone(l.owners.names)
+			fresh = l.deferCold(fresh, bytesOf, shaOf)
+			l.reportDeferred()
+		}
+	}
+	ready := l.takePreloaded(fresh, shaOf)
+	for p := range ready {
+		ch.Background = append(ch.Background, p)
+	}
 	if len(fresh) > 0 {
 		// Compile off the lock (scanMu still keeps rescans one at a
 		// time): compiling can take as long as the host's compile limit
 		// allows, and Close (shutdown) and OnChange must not wait for it.
 		l.mu.Unlock()
 		before, cached := l.rt.CacheEntries()
-		loaded := l.compile(ctx, fresh, bytesOf)
+		loaded := l.compile(ctx, fresh, bytesOf, ready)
 		if after, _ := l.rt.CacheEntries(); cached {
 			misses := max(after-before, 0)
 			l.cacheMisses.Add(uint64(misses))
@@ -285,6 +317,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		l.swap(next, ch)
 	}
 	l.started = true
+	l.settleBackground(seen, unread)
 	l.retry = len(unread) > 0
 	if l.retry {
 		return ch, &ScanError{Dir: l.dir, Files: unread}
@@ -299,12 +332,17 @@ type loadResult struct {
 }
 
 // compile loads the changed files concurrently (compilation dominates a
-// reload), bounded by the number of CPUs.
-func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][]byte) []loadResult {
+// reload), bounded by the number of CPUs. A file loaded in the background
+// already (ready) is not loaded again.
+func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][]byte, ready map[string]loadResult) []loadResult {
 	out := make([]loadResult, len(paths))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, p := range paths {
+		if res, ok := ready[p]; ok {
+			out[i] = res
+			continue
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -345,10 +383,17 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		keepOld(&host.LoadError{Path: path, Reason: err.Error(), Err: err})
 		return
 	}
-	if clash := claimed(recs, path, next); clash != "" {
-		_ = m.Close(ctx)
-		keepOld(&host.LoadError{Path: path, Reason: clash + "; the file that served the name first keeps it, across restarts too"})
-		return
+	for {
+		other, clash := claimed(recs, path, next)
+		if clash == "" {
+			break
+		}
+		if !l.outranksAtStart(path, recs, other, next[other].recs) {
+			_ = m.Close(ctx)
+			keepOld(&host.LoadError{Path: path, Reason: clash + "; the file that served the name first keeps it, across restarts too"})
+			return
+		}
+		l.evictAtStart(other, path, recs, next, ch)
 	}
 	delete(l.rejected, path)
 	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
@@ -362,10 +407,10 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 	}
 }
 
-// claimed says which of recs' names another file in next already serves:
-// the same manifest name, or a name on the wire that would mean two tools
-// (see registry.New).
-func claimed(recs []*registry.Tool, path string, next map[string]*liveFile) string {
+// claimed says which of recs' names another file in next already serves
+// (the same manifest name, or a name on the wire that would mean two
+// tools: see registry.New), and which file that is.
+func claimed(recs []*registry.Tool, path string, next map[string]*liveFile) (other, reason string) {
 	for _, other := range slices.Sorted(maps.Keys(next)) {
 		if other == path {
 			continue
@@ -373,7 +418,7 @@ func claimed(recs []*registry.Tool, path string, next map[string]*liveFile) stri
 		for _, r := range next[other].recs {
 			for _, t := range recs {
 				if t.Name == r.Name {
-					return fmt.Sprintf("tool %q is also declared by %s; tool names must be unique across the plugins folder", t.Name, other)
+					return other, fmt.Sprintf("tool %q is also declared by %s; tool names must be unique across the plugins folder", t.Name, other)
 				}
 			}
 		}
@@ -385,10 +430,10 @@ func claimed(recs []*registry.Tool, path string, next map[string]*liveFile) stri
 		pair := append(slices.Clip(next[other].recs), recs...)
 		var ce *registry.ClashError
 		if _, err := registry.New(pair); errors.As(err, &ce) {
-			return fmt.Sprintf("%v; the tool %q is served by %s", ce, ce.Other, other)
+			return other, fmt.Sprintf("%v; the tool %q is served by %s", ce, ce.Other, other)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // swap installs next: a new registry first, then modules no longer in use
@@ -446,6 +491,7 @@ func (l *Live) report(ch *Change) {
 		}
 		return
 	}
+	l.reportBackground(ch)
 	for _, p := range ch.Loaded {
 		l.logger.Info("plugin loaded", "file", p, "sha256", l.files[p].sha, "tools", ch.Tools[p], "took", ch.Took[p])
 	}
@@ -465,10 +511,11 @@ var ErrClosed = errors.New("loader: the plugins folder was closed")
 // wait for a rescan's compiles: their modules are discarded.
 func (l *Live) Close() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.closed = true
 	for _, f := range l.files {
 		f.ref.retire()
 	}
 	l.files = map[string]*liveFile{}
+	l.mu.Unlock()
+	l.closeBackground()
 }

@@ -83,6 +83,15 @@ type Options struct {
 	// restarts. Empty means no record: a clash at start-up goes to the
 	// file first in name order.
 	OwnersFile string
+	// Background, at Open, lists at once the modules the runtime can list
+	// without compiling (host.Runtime.Listable: a lazy runtime's describe
+	// cache) and compiles the others in the background, each listed (or
+	// refused) by a rescan of its own when it is done, so OnChange
+	// listeners hear of it as of a reload. Live.Starting and Live.Listed
+	// tell how far that is. Without it Open returns once every module is
+	// loaded. When two modules compiling in the background declare one
+	// tool name, the first done keeps it.
+	Background bool
 }
 
 // Load loads every module in dir once, as Open does (writing a progress

@@ -161,6 +161,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	lopts := op.loaderOptions(f.toolNames == "exact")
 	lopts.Progress, lopts.Check = cmd.ErrOrStderr(), transport.CheckTool
 	lopts.OwnersFile = loader.OwnersFileFor(rt.CacheDir(), f.plugins)
+	lopts.Background = f.lazy.lazy // serve_lazy.go: listen before cold modules compile
 	live, err := loader.Open(ctx, rt, f.plugins, lopts, logger)
 	if err != nil {
 		return err
@@ -169,21 +170,24 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if ctx.Err() != nil {
 		return nil // SIGINT or SIGTERM during the start-up compiles (which it ended): stop here
 	}
-	logger.Info("tools loaded", "tools", len(live.Registry().List()))
-	for _, name := range cfg.ToolNames() {
-		if _, ok := live.Lookup(name); !ok {
-			logger.Warn("config names a tool no module serves", "tool", name, "config", f.config)
+	pending, _ := live.Starting()
+	logger.Info("tools loaded", "tools", len(live.Registry().List()), "modules_compiling", pending)
+	afterListing(ctx, live, func() {
+		for _, name := range cfg.ToolNames() {
+			if _, ok := live.Lookup(name); !ok {
+				logger.Warn("config names a tool no module serves", "tool", name, "config", f.config)
+			}
 		}
-	}
-	warnUnusedGrants(cfg, live, logger)
-	op.warnUnusedPrefixes(live.Registry(), logger)
+		warnUnusedGrants(cfg, live, logger)
+		op.warnUnusedPrefixes(live.Registry(), logger)
+		warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
+	})
 	if cfg.OAuthConfig() == nil {
 		warnOperators(f, tokens, logger)
 	} else if f.stdio {
 		logger.Warn("[auth.oauth] is for HTTP: over --stdio the client is the process that started the server, and no token is checked")
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
-	warnUnmatchedAccess(cfg, live.Registry(), f.planTool, logger)
 	d := dispatcher.New(live, fl.dispatcherConfig(dispatcherConfig(cfg, idempotencyConfig(f, dispatcher.Config{Events: bus, Governor: gov,
 		TracerProvider: tracing.Provider()}))))
 	plans, err := planOptions(ctx, f, rt, bus)
@@ -213,6 +217,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}()
 	}
 	if f.stdio {
+		if !waitListed(ctx, live, logger) {
+			return nil
+		}
 		return serveStdio(ctx, srv, f.grace, logger)
 	}
 	m := metrics.New(metrics.Gauges{
@@ -230,7 +237,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	go m.Follow(ctx, bus)
 	fl.register(m.Registry())
 	m.Registry().MustRegister(instanceMetrics(rt, live))
-	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, readyNote(fl.degraded, rt), logger)
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, live, readyNote(fl.degraded, rt), logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -255,7 +262,7 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, degraded func() string, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, start starting, degraded func() string, logger *slog.Logger) error {
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	ln, hs, err := edgeServer(mux, f)
@@ -277,6 +284,10 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
+		if msg := start.StartingNote(); msg != "" {
+			http.Error(w, msg, http.StatusServiceUnavailable) // listening, but not every module listed yet
+			return
+		}
 		if msg := degraded(); msg != "" {
 			fmt.Fprintln(w, msg) // still 200: the replica serves, with its decided failure modes
 			return
@@ -287,7 +298,7 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	ready.Store(true)
-	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	announceServing(ctx, start, "http://"+ln.Addr().String()+"/mcp", logger)
 	select {
 	case err := <-served:
 		return err

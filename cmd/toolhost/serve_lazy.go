@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -19,8 +21,8 @@ type lazyFlags struct {
 
 func (l *lazyFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.BoolVar(&l.lazy, "lazy", false, "list modules described before from the describe cache without compiling them; each compiles in the background (--warm-up) or on its first call, which waits for it under the tool's timeout")
-	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy, compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
+	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before from the describe cache without compiling them (each compiles in the background with --warm-up, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are); --lazy=false compiles every module before serving")
+	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
 	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
 	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
 }
@@ -43,5 +45,66 @@ func readyNote(degraded func() string, rt *host.Runtime) func() string {
 			msg += fmt.Sprintf("; %d modules compiling, %d queued to (their calls wait for it)", s.Compiling, s.WarmQueued)
 		}
 		return msg
+	}
+}
+
+// starting is how far the start is: with --lazy, modules that were not in
+// the describe cache compile after serve listens (loader.Live).
+type starting interface {
+	// StartingNote says how many modules are listed while some still
+	// compile, "" once every module present at start is listed or refused.
+	StartingNote() string
+	// Listed is closed once every module present at start is listed or
+	// refused.
+	Listed() <-chan struct{}
+}
+
+// announceServing writes the "serving MCP" line once every module present
+// at start is listed (or refused): scripts and benchmarks read that line as
+// "every tool is listed", the meaning it had before serve listened early.
+// Until then a "listening" line says why the list may still grow.
+func announceServing(ctx context.Context, start starting, url string, logger *slog.Logger) {
+	if note := start.StartingNote(); note != "" {
+		logger.Info("listening; modules still compiling in the background (/readyz answers 503 until every module is listed)",
+			"url", url, "progress", note)
+	}
+	afterListing(ctx, start, func() { logger.Info("serving MCP over Streamable HTTP", "url", url) })
+}
+
+// afterListing runs f once every module present at start is listed or
+// refused: at once when they are, else on its own goroutine (never, if ctx
+// ends first).
+func afterListing(ctx context.Context, start starting, f func()) {
+	select {
+	case <-start.Listed():
+		f()
+		return
+	default:
+	}
+	go func() {
+		select {
+		case <-start.Listed():
+			f()
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// waitListed holds a --stdio server back until every module present at
+// start is listed or refused: the client's initialize waits in the pipe,
+// so its first tools/list is the whole list, as every stdio client
+// expects (there is no readiness probe on stdio). False: ctx ended first.
+func waitListed(ctx context.Context, start starting, logger *slog.Logger) bool {
+	select {
+	case <-start.Listed():
+		return true
+	default:
+	}
+	logger.Info("waiting for the modules compiling in the background before answering on stdio", "progress", start.StartingNote())
+	select {
+	case <-start.Listed():
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
