@@ -127,3 +127,31 @@ func (f *failingPrepare) Handle(context.Context, json.RawMessage) (json.RawMessa
 	f.calls++
 	return json.RawMessage(`{}`), nil
 }
+
+// Keyed calls prepare once, in the execution they share, under the
+// leader's deadline, not the tool's timeout.
+func TestPrepareKeyedCallsShareOneWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &preparingTool{gate: make(chan struct{}), work: 10 * time.Millisecond}
+		d := New(newRegistry(t, toolSpec{name: "t", timeout: 100 * time.Millisecond, handler: g}), Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		errs := make(chan error, 3)
+		for range 3 {
+			go func() {
+				_, err := d.Call(ctx, Call{Tool: "t", Options: Options{IdempotencyKey: "k"}})
+				errs <- err
+			}()
+		}
+		time.Sleep(time.Second) // ten times the tool's timeout, in the wait
+		close(g.gate)
+		for range 3 {
+			if err := <-errs; err != nil {
+				t.Fatalf("keyed call: %v", err)
+			}
+		}
+		if g.prepared != 1 || g.done != 1 {
+			t.Fatalf("prepared %d, done %d; want one shared execution", g.prepared, g.done)
+		}
+	})
+}

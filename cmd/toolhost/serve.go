@@ -279,21 +279,7 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	mux.Handle("/rpc", require(gov.RPCHandler()))
 	mux.Handle("GET /metrics", require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
-			return
-		}
-		if msg := start.StartingNote(); msg != "" {
-			http.Error(w, msg, http.StatusServiceUnavailable) // listening, but not every module listed yet
-			return
-		}
-		if msg := degraded(); msg != "" {
-			fmt.Fprintln(w, msg) // still 200: the replica serves, with its decided failure modes
-			return
-		}
-		fmt.Fprintln(w, "ready")
-	})
+	mux.HandleFunc("GET /readyz", readyz(&ready, start, degraded))
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/host"
@@ -84,7 +86,9 @@ func afterListing(ctx context.Context, start starting, f func()) {
 	go func() {
 		select {
 		case <-start.Listed():
-			f()
+			if ctx.Err() == nil { // both may be ready: stopping wins
+				f()
+			}
 		case <-ctx.Done():
 		}
 	}()
@@ -106,5 +110,27 @@ func waitListed(ctx context.Context, start starting, logger *slog.Logger) bool {
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// readyz answers /readyz: 503 while shutting down (ready false) and while
+// modules present at start are still compiling (a load balancer must not
+// send calls for tools not listed yet); then 200 "ready", or 200 with the
+// degraded note (the replica serves, in its decided failure modes).
+func readyz(ready *atomic.Bool, start starting, degraded func() string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		if msg := start.StartingNote(); msg != "" {
+			http.Error(w, msg, http.StatusServiceUnavailable)
+			return
+		}
+		if msg := degraded(); msg != "" {
+			fmt.Fprintln(w, msg)
+			return
+		}
+		fmt.Fprintln(w, "ready")
 	}
 }

@@ -19,13 +19,15 @@ type Child struct {
 	Name string
 	Cmd  *exec.Cmd
 	URL  string // the MCP endpoint
-	// Ready is how long the process took from start to listening.
+	// Ready is how long the process took from start to its "serving MCP"
+	// line: listening, with every module listed (or refused).
 	Ready time.Duration
 }
 
 // StartToolhost runs `toolhost serve` with args and learns its URL from
 // the "serving MCP" log line, which serve writes once every module is
-// loaded.
+// listed (with --lazy, the default, it listens earlier and compiles
+// modules not in the describe cache in the background until then).
 func StartToolhost(name, bin string, args []string) (*Child, error) {
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
