@@ -86,3 +86,24 @@ func TestPrepareErrors(t *testing.T) {
 		t.Fatalf("Prepare: %v; Do: %v; want the same error", perr, derr)
 	}
 }
+
+// A compile on demand cut short by its context (the runtime closing: a
+// restart during the warm-up) keeps the module's describe cache entry, so
+// the next start still lists it at once; it used to delete it.
+func TestCompileCutShortKeepsDescribeEntry(t *testing.T) {
+	cache, path := describedOnce(t, "echo")
+	// In a child process, as serve compiles: its end is the context's.
+	rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true, Compile: host.CompileLimits{Command: []string{os.Args[0]}}})
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Recompile(ctx); err == nil {
+		t.Fatal("a compile under an ended context succeeded: the test proves nothing")
+	}
+	if !rt.Listable(m.SHA256) {
+		t.Fatal("the describe cache entry was deleted by a compile cut short")
+	}
+}

@@ -218,7 +218,12 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 	}
 	fresh, err := m.rt.compile(ctx, m.Path, wasm, wantExports, "")
 	if err != nil {
-		m.rt.dropDescribe(m.SHA256)
+		// A compile cut short (the runtime closing: a restart during the
+		// warm-up) says nothing against the entry; keeping it is what
+		// lets the next start list the module at once.
+		if ctx.Err() == nil {
+			m.rt.dropDescribe(m.SHA256)
+		}
 		return nil, err
 	}
 	if fresh.minBytes != m.minBytes || fresh.egress != m.egress || fresh.notes != m.notes || fresh.hasInit != m.hasInit {
