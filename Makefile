@@ -211,3 +211,11 @@ MEM_FLAGS ?=
 bench-mem: build
 	$(GO) build -o bin/bench-mem ./internal/bench/mem
 	bin/bench-mem $(MEM_FLAGS)
+
+# serve's start (to listening, to every tool listed) and the first call
+# after it, cold and warm cache, on the example plugins (docs/BENCHMARKS.md,
+# "Lazy start"). BEFORE=path/to/toolhost adds interleaved rounds of another
+# binary (say, one built from main); ROUNDS=5.
+.PHONY: bench-start
+bench-start: build plugins
+	scripts/bench-start.sh
