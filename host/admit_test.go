@@ -144,14 +144,20 @@ func echoDispatcher(t *testing.T, rt *host.Runtime, timeout time.Duration) *disp
 	if err != nil {
 		t.Fatal(err)
 	}
+	return timedDispatcher(t, m, "wat.echo", timeout)
+}
+
+// timedDispatcher serves m's tool name with timeout, as serve does.
+func timedDispatcher(t *testing.T, m *host.Module, name string, timeout time.Duration) *dispatcher.Dispatcher {
+	t.Helper()
 	var rec *registry.Tool
 	for _, tool := range m.Tools {
-		if tool.Name == "wat.echo" {
+		if tool.Name == name {
 			rec = loader.Record(m, tool, loader.Override{Timeout: timeout})
 		}
 	}
 	if rec == nil {
-		t.Fatalf("no wat.echo in %v", m.Tools)
+		t.Fatalf("no %s in %v", name, m.Tools)
 	}
 	reg, err := registry.New([]*registry.Tool{rec})
 	if err != nil {

@@ -3,9 +3,14 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
 )
 
@@ -105,5 +110,58 @@ func TestCompileCutShortKeepsDescribeEntry(t *testing.T) {
 	}
 	if !rt.Listable(m.SHA256) {
 		t.Fatal("the describe cache entry was deleted by a compile cut short")
+	}
+}
+
+// Through the dispatcher, a first call whose module must compile for
+// longer than the tool's timeout (200 ms) succeeds: the compile (here
+// held by a compiler child that waits for the test) is waited for under
+// the caller's deadline, and the attempt's timeout starts after it. On
+// the old path the compile ran in the attempt's timeout, which ended it.
+func TestCompileWaitIsNotTheToolsTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	cache, path := describedOnce(t, "echo")
+	gate := filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Skipf("no fifo: %v", err)
+	}
+	// The compiler child (this test binary, see TestMain) starts only
+	// once the test writes to the fifo.
+	child := []string{"/bin/sh", "-c", `read x < "$0"; exec "$1"`, gate, os.Args[0]}
+	rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true, Compile: host.CompileLimits{Command: child}})
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Resident() {
+		t.Fatal("listed from the describe cache, yet compiled")
+	}
+	d := timedDispatcher(t, m, "wat.echo", timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		one := 1 // no retry to hide a first attempt that timed out
+		res, err := d.Call(ctx, dispatcher.Call{Tool: "wat.echo", Args: []byte(`{"k":3}`), Options: dispatcher.Options{Budget: &one}})
+		if err == nil && string(res) != `{"k":3}` {
+			err = fmt.Errorf("result %s", res)
+		}
+		done <- err
+	}()
+	// Hold the compile for twice the tool's timeout: the call cannot end
+	// meanwhile (it has no code), unless its timeout runs in the wait.
+	select {
+	case err := <-done:
+		t.Fatalf("the call ended while its module was not compiled: %v", err)
+	case <-time.After(2 * timeout):
+	}
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "go")
+	f.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("call after the compile: %v; want its result", err)
 	}
 }
