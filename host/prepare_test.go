@@ -165,3 +165,37 @@ func TestCompileWaitIsNotTheToolsTimeout(t *testing.T) {
 		t.Fatalf("call after the compile: %v; want its result", err)
 	}
 }
+
+// A call that may run in one of its caller's warm instances takes no
+// admission slot in Prepare (a reused instance makes no fresh one): with
+// the only slot taken it still runs.
+func TestPrepareReuseTakesNoSlot(t *testing.T) {
+	rt := newRuntime(t, host.Config{MaxFresh: 1})
+	m, err := rt.LoadFile(context.Background(), watPath(t, "counter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave, err := rt.TakeSlot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leave()
+	req := host.Request{Tool: "counter.reuse", Args: []byte(`{}`), Reuse: true}
+	ctx, done, err := m.Prepare(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Do(ctx, req); err != nil {
+		t.Fatalf("reuse call with no slot free: %v", err)
+	}
+	done()
+	if s := rt.AdmissionStats(); s.Waited != 0 || s.InUse != 1 {
+		t.Fatalf("admission %+v; want only the test's slot, nobody queued", s)
+	}
+	// A fresh call would queue: Prepare waits, and gives up with its context.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := m.Prepare(ctx, host.Request{Tool: "counter.fresh"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("fresh Prepare with no slot free: %v; want it to queue until its context ended", err)
+	}
+}
