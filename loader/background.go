@@ -49,10 +49,10 @@ func newBackground(ctx context.Context) *background {
 		pending: map[string]string{}, preloaded: map[string]preload{}, listed: make(chan struct{})}
 }
 
-// deferCold takes the files of the first scan that would compile (the runtime
-// has no describe cache entry for them) out of fresh, and starts loading
-// them in the background. It returns what is left to load now. Called
-// with l.mu held.
+// deferCold takes the files of the first scan that would compile (the
+// runtime has no describe cache entry for them) out of fresh, and starts
+// loading them in the background. It returns what is left to load now.
+// Called with l.mu held.
 func (l *Live) deferCold(fresh []string, bytesOf map[string][]byte, shas map[string]string) []string {
 	var now []string
 	for _, p := range fresh {
@@ -60,9 +60,9 @@ func (l *Live) deferCold(fresh []string, bytesOf map[string][]byte, shas map[str
 			now = append(now, p)
 			continue
 		}
-		l.bg.pending[p] = shas[p]
-		b := bytesOf[p]
-		l.bg.wg.Go(func() { l.loadBackground(p, shas[p], b) })
+		sha, b := shas[p], bytesOf[p]
+		l.bg.pending[p] = sha
+		l.bg.wg.Go(func() { l.loadBackground(p, sha, b) })
 	}
 	return now
 }
@@ -81,7 +81,17 @@ func (l *Live) loadBackground(path, sha string, b []byte) {
 		backgroundHook(bg.ctx)
 	}
 	start := time.Now()
+	before, cached := l.rt.CacheEntries()
 	m, err := l.rt.Load(bg.ctx, path, b)
+	if after, _ := l.rt.CacheEntries(); cached {
+		// Loads run side by side: a new entry is counted as this one's
+		// miss, at most one.
+		if after > before {
+			l.cacheMisses.Add(1)
+		} else {
+			l.cacheHits.Add(1)
+		}
+	}
 	<-bg.sem
 	l.mu.Lock()
 	if l.closed || bg.ctx.Err() != nil || bg.pending[path] != sha {

@@ -296,7 +296,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		if after, _ := l.rt.CacheEntries(); cached {
 			misses := max(after-before, 0)
 			l.cacheMisses.Add(uint64(misses))
-			l.cacheHits.Add(uint64(max(len(fresh)-misses, 0)))
+			l.cacheHits.Add(uint64(max(len(fresh)-len(ready)-misses, 0))) // loadBackground counted those
 		}
 		l.mu.Lock()
 		if l.closed {
