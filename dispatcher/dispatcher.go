@@ -3,7 +3,7 @@
 // this order:
 //
 //	lookup → validate → budget → circuit breaker → idempotency → retry loop
-//	  (each attempt: breaker admits → governor draw → concurrency slot → per-attempt timeout → handler)
+//	  (each attempt: breaker admits → governor draw → concurrency slot → handler prepares (registry.Preparer) → per-attempt timeout → handler)
 //
 // The governor draws per attempt, after idempotency: a replay or a caller
 // that joins a keyed execution spends no quota, and every attempt that
