@@ -16,7 +16,9 @@ import (
 // collect it soon after; a returned buffer is zeroed once, over the bytes
 // its instance could reach, and handed to the next instance of the same
 // module. sync.Pool drops idle buffers at garbage collection, so a module
-// nobody calls holds no memory for long.
+// nobody calls holds no memory for long; and the buffer of the instance
+// that described the module at load is dropped at once (drop), so a module
+// holds none until it is called.
 //
 // The one rule that keeps one call's data out of another's: a buffer
 // handed out is zero over its whole capacity. An instance can only ever
@@ -28,7 +30,9 @@ import (
 // goroutine before the call returns, and clearing a Go guest's 3–4 MiB
 // there was half of a timeout's lateness (about 0.5 ms of 1).
 type memPool struct {
-	bufs sync.Pool // of *[]byte, zero from their length to their capacity
+	// bufs holds *[]byte, zero from their length to their capacity; nil
+	// until the first put, and after drop.
+	bufs atomic.Pointer[sync.Pool]
 	// size is the capacity a new buffer gets, in bytes: what an instance
 	// had after _initialize at load, plus a quarter; 0 until it is known.
 	size atomic.Uint64
@@ -47,10 +51,12 @@ func (p *memPool) sizeFrom(bytes uint64) {
 func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
-		if b, ok := p.bufs.Get().(*[]byte); ok {
-			clear(*b)
-			c.buf = (*b)[:0]
-			return c
+		if bufs := p.bufs.Load(); bufs != nil {
+			if b, ok := bufs.Get().(*[]byte); ok {
+				clear(*b)
+				c.buf = (*b)[:0]
+				return c
+			}
 		}
 		// Before load has measured the module: room for twice its declared
 		// minimum, as a Go guest grows from its minimum in _initialize.
@@ -66,8 +72,19 @@ func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 // put returns a buffer whose bytes past its length are zero; the bytes
 // up to its length are cleared when it is next taken.
 func (p *memPool) put(b []byte) {
-	p.bufs.Put(&b)
+	bufs := p.bufs.Load()
+	if bufs == nil {
+		p.bufs.CompareAndSwap(nil, &sync.Pool{})
+		bufs = p.bufs.Load()
+	}
+	bufs.Put(&b)
 }
+
+// drop lets go of every pooled buffer now, rather than at the second
+// garbage collection from here as sync.Pool would: load calls it once the
+// describe instance is closed, since a module may never be called, and
+// the buffers it held are megabytes.
+func (p *memPool) drop() { p.bufs.Store(nil) }
 
 // cappedMemory is one instance's linear memory: it refuses to grow past
 // limit, so memory.grow returns -1 in the guest instead of the host

@@ -130,3 +130,32 @@ func TestMemPoolFreeLeavesTheClearToTheNextInstance(t *testing.T) {
 	}
 	t.Skip("the pool dropped the buffer (race mode); the clear was not exercised")
 }
+
+// TestLoadKeepsNoMemoryBuffer: the instance that describes a module at
+// load leaves no buffer in the module's pool (a module may never be
+// called); its first call's buffer is pooled for the next.
+func TestLoadKeepsNoMemoryBuffer(t *testing.T) {
+	ctx := context.Background()
+	path := testwasm.Go(t, "./host/testdata/misbehave")
+	rt, err := New(ctx, Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	m, err := rt.LoadFile(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.mem.bufs.Load() != nil {
+		t.Fatal("the module's pool holds the describe instance's memory after load")
+	}
+	if m.mem.size.Load() == 0 {
+		t.Fatal("load did not size the module's memory from the describe instance")
+	}
+	if _, err := m.Call(ctx, "echo", []byte(`{"text":"x"}`), rt.cfg.Limits); err != nil {
+		t.Fatal(err)
+	}
+	if m.mem.bufs.Load() == nil {
+		t.Fatal("a call's memory was not pooled for the next instance")
+	}
+}

@@ -76,6 +76,8 @@ func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
 // by sha256, beside the compilation cache) loads at once without
 // compiling: its code compiles on its first call.
 func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
+	r.settle.begin()
+	defer r.settle.end()
 	if r.cfg.Lazy {
 		sum := sha256.Sum256(wasm)
 		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
@@ -108,6 +110,9 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 // shape complaint), and the memory floor against the limit. Every failure
 // is a *LoadError naming path.
 func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports []export, shapeNote string) (*Module, error) {
+	// Loads, compiles on demand and warm-up all come through here.
+	r.settle.begin()
+	defer r.settle.end()
 	fail := func(err error, format string, args ...any) (*Module, error) {
 		return nil, &LoadError{Path: path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
@@ -241,7 +246,12 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		}
 		return m.loadFault(ctx, during, err)
 	}
-	defer inst.close()
+	defer func() {
+		inst.close()
+		// Its memory went to the module's pool: a module that is never
+		// called must not keep megabytes for a call that may not come.
+		m.mem.drop()
+	}()
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.
 	m.mem.sizeFrom(uint64(inst.mod.Memory().Size()))

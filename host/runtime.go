@@ -95,6 +95,7 @@ type Runtime struct {
 	admit                            *admission    // Config.MaxFresh
 	warmSlots                        chan struct{} // Config.WarmUp compiles at once
 	warm                             *warmPools
+	settle                           *settler // frees loading's garbage (settle.go)
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -140,7 +141,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
 		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		warm:      newWarmPools(cfg.Reuse, logger)}, nil
+		warm:      newWarmPools(cfg.Reuse, logger), settle: newSettler()}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -226,6 +227,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.life.end()
+	r.settle.stop()
 	r.warm.close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
