@@ -150,6 +150,7 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 	}
 
 	if _, ok, err := e.getCompiledModule(module, listeners, ensureTermination); ok { // cache hit!
+		releaseFunctionBodies(module)
 		return nil
 	} else if err != nil {
 		return err
@@ -186,7 +187,22 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 			cm.listenerAfterTrampolines[i] = after
 		}
 	}
+	releaseFunctionBodies(module)
 	return nil
+}
+
+// releaseFunctionBodies drops the Wasm bytecode of a module's functions once
+// they are compiled to machine code: nothing reads it again (instantiation
+// needs the data and element segments, globals and types; stack traces need
+// only the bodies' offsets and the name section), and a module the size of
+// a Go program kept megabytes of it for as long as it stayed compiled.
+func releaseFunctionBodies(module *wasm.Module) {
+	if module.IsHostModule {
+		return // host functions live in CodeSection as GoFunc
+	}
+	for i := range module.CodeSection {
+		module.CodeSection[i].Body = nil
+	}
 }
 
 func (exec *executables) compileEntryPreambles(m *wasm.Module, machine backend.Machine, be backend.Compiler) {
