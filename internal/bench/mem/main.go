@@ -2,7 +2,8 @@
 // resident memory each call in flight adds (one arm per set of serve
 // flags: fresh is --reuse=never, reuse is --reuse=auto), and the readiness
 // time and resident memory of a server with 20 modules, from a cold and from a
-// warm compilation cache. Every server is a `toolhost serve` child
+// warm compilation cache, eager and lazy: at ready and once every module's
+// code is resident and the server idle. Every server is a `toolhost serve` child
 // process; its memory is VmRSS from /proc (Linux only).
 //
 // It is a harness, not part of the server: `make bench-mem` runs it.
@@ -13,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -39,6 +41,8 @@ type config struct {
 	arms    []string
 	levels  []int
 	modules int
+	modes   []string // eager, lazy: how serve loads the readiness rows' modules
+	idle    time.Duration
 	hold    time.Duration
 	dir     string
 	config  string // a TOML file lifting the concurrency caps
@@ -50,9 +54,12 @@ func run() error {
 	arms := flag.String("arms", "fresh", `comma-separated arms: "fresh" (serve --reuse=never) or "reuse" (serve --reuse=auto)`)
 	levels := flag.String("n", "8,32", "comma-separated numbers of calls in flight")
 	flag.IntVar(&c.modules, "modules", 20, "modules for the readiness rows")
+	modes := flag.String("modes", "eager,lazy", `comma-separated load modes for the readiness rows: "eager" (serve --lazy=false: every module compiled and described before listening) or "lazy" (--lazy --warm-up: listed from the describe cache, compiled in the background)`)
+	flag.DurationVar(&c.idle, "idle", 2*time.Second, "how long a server stays idle, once every module's code is resident, before its idle RSS is read (serve returns loading's freed heap 250 ms after the last load)")
 	flag.DurationVar(&c.hold, "hold", 20*time.Second, "how long each held call sleeps (longer than it takes to start them all)")
 	flag.Parse()
 	c.arms = strings.Split(*arms, ",")
+	c.modes = strings.Split(*modes, ",")
 	for _, f := range strings.Split(*levels, ",") {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
@@ -119,49 +126,114 @@ func buildModules(dir string, n int) error {
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // readiness starts serve on the 20 modules with an empty cache folder
-// (cold), then again on the same folder (warm), and on one module (warm) for
-// the base a module adds to; each row is time to the "serving MCP" line
-// and VmRSS then. That line means every tool is listed: with serve's
-// default --lazy the server listens earlier, and modules listed from the
-// describe cache may still compile (--warm-up) after it.
+// (cold), then, in each mode, again on the same folder (warm) and on one
+// module (warm) for the base a module adds to. Each row has the time to
+// the "serving MCP" line (every tool listed; with --lazy the server
+// listens earlier) and VmRSS then, the time until every module's code is
+// resident (serve's /readyz no longer reports modules compiling or queued
+// to: at once when eager, after the background warm-up when lazy), and
+// VmRSS once the server has then been idle for c.idle: what a loaded,
+// idle module costs.
 func readiness(c config, one string) (string, error) {
 	var out strings.Builder
-	out.WriteString("| modules | cache | ready in | RSS after start | RSS per module |\n|---|---|---|---|---|\n")
+	out.WriteString("| modules | cache | mode | ready in | RSS at ready | code resident in | RSS idle | RSS idle per module |\n|---|---|---|---|---|---|---|---|\n")
 	cache := filepath.Join(c.dir, "cache")
-	var base, warmAll int64
-	for _, row := range []struct {
-		plugins, cache string
-		modules        int
-	}{
-		{filepath.Join(c.dir, "plugins"), "cold", c.modules},
-		{filepath.Join(c.dir, "plugins"), "warm", c.modules},
-		{one, "warm", 1},
-	} {
-		s, err := proc.StartToolhost(row.cache, c.bin, []string{"serve", "--addr", "127.0.0.1:0",
-			"--plugins", row.plugins, "--cache-dir", cache})
-		if err != nil {
-			return "", err
+	type row struct {
+		plugins, cache, mode string
+		modules              int
+	}
+	rows := []row{{filepath.Join(c.dir, "plugins"), "cold", c.modes[0], c.modules}}
+	for _, mode := range c.modes {
+		rows = append(rows, row{filepath.Join(c.dir, "plugins"), "warm", mode, c.modules}, row{one, "warm", mode, 1})
+	}
+	base, warmAll := map[string]int64{}, map[string]int64{}
+	for _, row := range rows {
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", row.plugins, "--cache-dir", cache}
+		switch row.mode {
+		case "eager":
+			args = append(args, "--lazy=false")
+		case "lazy":
+			args = append(args, "--lazy=true", "--warm-up=true")
+		default:
+			return "", fmt.Errorf("unknown mode %q", row.mode)
 		}
-		rss, err := s.RSS()
-		s.Stop()
+		r, err := startIdle(c, row.cache, args)
 		if err != nil {
 			return "", err
 		}
 		switch {
 		case row.modules == 1:
-			base = rss
+			base[row.mode] = r.idle
 		case row.cache == "warm":
-			warmAll = rss
+			warmAll[row.mode] = r.idle
 		}
-		fmt.Fprintf(&out, "| %d | %s | %s | %s | %s |\n", row.modules, row.cache,
-			s.Ready.Round(time.Millisecond), mib(rss), mib(rss/int64(row.modules)))
-		fmt.Fprintf(os.Stderr, "%d modules, %s cache: ready in %s, %s\n", row.modules, row.cache, s.Ready, mib(rss))
+		fmt.Fprintf(&out, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", row.modules, row.cache, row.mode,
+			r.ready.Round(time.Millisecond), mib(r.atReady), r.resident.Round(time.Millisecond), mib(r.idle), mib(r.idle/int64(row.modules)))
+		fmt.Fprintf(os.Stderr, "%d modules, %s cache, %s: ready in %s (%s), resident in %s, idle %s\n", row.modules, row.cache, row.mode,
+			r.ready, mib(r.atReady), r.resident, mib(r.idle))
 	}
 	if c.modules > 1 {
-		fmt.Fprintf(&out, "\nWarm: a server with 1 module holds %s; each of the other %d modules adds %s.\n",
-			mib(base), c.modules-1, mib((warmAll-base)/int64(c.modules-1)))
+		for _, mode := range c.modes {
+			fmt.Fprintf(&out, "\n%s, warm: a server with 1 module holds %s idle; each of the other %d modules adds %s.\n",
+				mode, mib(base[mode]), c.modules-1, mib((warmAll[mode]-base[mode])/int64(c.modules-1)))
+		}
 	}
 	return out.String(), nil
+}
+
+// idleRow is one server's readiness and memory.
+type idleRow struct {
+	ready, resident time.Duration // from the start
+	atReady, idle   int64         // VmRSS
+}
+
+// startIdle starts serve with args, reads VmRSS when it listens, waits for
+// every module's code to be resident, then c.idle more, reads VmRSS again
+// and stops it.
+func startIdle(c config, name string, args []string) (idleRow, error) {
+	start := time.Now()
+	s, err := proc.StartToolhost(name, c.bin, args)
+	if err != nil {
+		return idleRow{}, err
+	}
+	defer s.Stop()
+	r := idleRow{ready: s.Ready}
+	if r.atReady, err = s.RSS(); err != nil {
+		return r, err
+	}
+	readyz := strings.TrimSuffix(s.URL, "/mcp") + "/readyz"
+	for {
+		busy, err := compiling(readyz)
+		if err != nil {
+			return r, err
+		}
+		if !busy {
+			break
+		}
+		if time.Since(start) > 5*time.Minute {
+			return r, fmt.Errorf("%s: modules still compiling after 5 minutes", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.resident = time.Since(start)
+	time.Sleep(c.idle)
+	r.idle, err = s.RSS()
+	return r, err
+}
+
+// compiling reports whether serve's /readyz says modules are compiling or
+// queued to (serve_lazy.go's readyNote).
+func compiling(url string) (bool, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(string(b), "compiling"), nil
 }
 
 // inFlight holds n calls of m0.hold in one server per arm and n, waits

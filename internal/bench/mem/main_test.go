@@ -19,3 +19,16 @@ func TestGauge(t *testing.T) {
 		t.Error("a missing gauge read as a value")
 	}
 }
+
+func TestCompiling(t *testing.T) {
+	for body, want := range map[string]bool{
+		"ready; 2 modules compiling, 1 queued to (their calls wait for it)\n": true,
+		"ready\n": false,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, body) }))
+		if busy, err := compiling(srv.URL); err != nil || busy != want {
+			t.Errorf("compiling(%q) = %t, %v; want %t", body, busy, err, want)
+		}
+		srv.Close()
+	}
+}
