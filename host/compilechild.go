@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -85,11 +86,16 @@ func (e *CompileLimitError) Error() string { return e.Reason }
 // precompile compiles wasm in a child under the limits. nil means it
 // compiled (and the cache, if any, holds it), or that it failed as a module
 // does: the runtime compiles it next and reports the module's own error.
-func (r *Runtime) precompile(ctx context.Context, wasm []byte) error {
+func (r *Runtime) precompile(ctx context.Context, wasm []byte, sum [sha256.Size]byte) error {
 	lim := r.cfg.Compile
 	if len(lim.Command) == 0 {
 		return nil
 	}
+	mark := r.compileMark(sum)
+	if compiled(mark) {
+		return nil // compiled within these limits before (compilemark.go)
+	}
+	r.children.Add(1)
 	cpu := lim.CPUTime
 	if cpu <= 0 {
 		cpu = DefaultCompileCPU
@@ -116,6 +122,7 @@ func (r *Runtime) precompile(ctx context.Context, wasm []byte) error {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
+		r.markCompiled(mark)
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err() // shutting down: not the module's fault

@@ -126,3 +126,52 @@ func TestCompileStopsWithContext(t *testing.T) {
 		t.Fatalf("compile with its context cancelled: %v; want context.Canceled", err)
 	}
 }
+
+// A module a compiler child compiled before, under the same limits, loads
+// from the cache without another child (a restart, a warm-up, a compile
+// after its code was released); other limits, or a module that did not
+// compile, start one each time.
+func TestCompileChildOncePerModule(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	runtimeWith := func(lim host.CompileLimits) *host.Runtime {
+		lim.Command = []string{os.Args[0]}
+		return newRuntime(t, host.Config{CacheDir: cache, Compile: lim})
+	}
+	load := func(rt *host.Runtime) {
+		t.Helper()
+		m, err := rt.LoadFile(ctx, watPath(t, "echo"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close(ctx)
+		if res, err := m.Call(ctx, "wat.echo", json.RawMessage(`{"x":1}`), host.Limits{}); err != nil || string(res) != `{"x":1}` {
+			t.Fatalf("call: %s, %v", res, err)
+		}
+	}
+	first := runtimeWith(host.CompileLimits{})
+	load(first)
+	load(first)
+	if n := first.CompileChildren(); n != 1 {
+		t.Fatalf("%d compiler children for one module loaded twice; want 1", n)
+	}
+	restart := runtimeWith(host.CompileLimits{})
+	load(restart)
+	if n := restart.CompileChildren(); n != 0 {
+		t.Fatalf("a restart started %d compiler children for a module compiled before; want 0", n)
+	}
+	tighter := runtimeWith(host.CompileLimits{CPUTime: 30 * time.Second})
+	load(tighter)
+	if n := tighter.CompileChildren(); n != 1 {
+		t.Fatalf("other limits started %d compiler children; want 1", n)
+	}
+	bad := oneFunction([]byte{0, 0x6a, 0x0b}) // i32.add on an empty stack
+	for range 2 {
+		if _, err := restart.Load(ctx, "bad.wasm", bad); err == nil {
+			t.Fatal("an invalid module loaded")
+		}
+	}
+	if n := restart.CompileChildren(); n != 2 {
+		t.Fatalf("an invalid module loaded twice started %d compiler children; want 2", n)
+	}
+}

@@ -15,3 +15,6 @@ func (m *Module) WaitWarming() {
 		mw.warmers.Wait()
 	}
 }
+
+// CompileChildren counts the compiler children the runtime started.
+func (r *Runtime) CompileChildren() uint64 { return r.children.Load() }

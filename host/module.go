@@ -127,7 +127,8 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	// In a child first, under a deadline and a memory limit: compiling
 	// has neither in wazero, and a hostile module can make it take
 	// minutes and gigabytes. The child fills the cache we then load from.
-	if err := r.precompile(ctx, checked); err != nil {
+	sum := sha256.Sum256(wasm)
+	if err := r.precompile(ctx, checked, sum); err != nil {
 		return fail(err, "%v", err)
 	}
 	compiled, err := r.compileWasm(ctx, path, checked)
@@ -139,7 +140,6 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	r.compiles.Add(1)
-	sum := sha256.Sum256(wasm)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{}}
 	m.code.compiled = compiled
 	if reason := checkShape(compiled, exports); reason != "" {

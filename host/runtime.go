@@ -95,7 +95,9 @@ type Runtime struct {
 	admit                            *admission    // Config.MaxFresh
 	warmSlots                        chan struct{} // Config.WarmUp compiles at once
 	warm                             *warmPools
-	settle                           *settler // frees loading's garbage (settle.go)
+	settle                           *settler      // frees loading's garbage (settle.go)
+	compilerID                       string        // the compiler child and its limits (compilemark.go)
+	children                         atomic.Uint64 // compiler children started
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -141,7 +143,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
 		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		warm:      newWarmPools(cfg.Reuse, logger), settle: newSettler()}, nil
+		warm:      newWarmPools(cfg.Reuse, logger), settle: newSettler(), compilerID: compilerIdentity(cfg.Compile)}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
