@@ -9,16 +9,21 @@ import (
 
 // memPool keeps the linear-memory buffers of a module's closed instances
 // for its next instances, and knows how large a new one should be. It is
-// safe for concurrent use.
+// safe for concurrent use. The zero value pools without a runtime's
+// budget (tests); a Runtime's modules share one (memBudget).
 //
 // A fresh Go instance needs several MiB of memory. Allocating it anew for
 // every call made the Go heap zero the whole capacity each time and
 // collect it soon after; a returned buffer is zeroed once, over the bytes
 // its instance could reach, and handed to the next instance of the same
-// module. sync.Pool drops idle buffers at garbage collection, so a module
-// nobody calls holds no memory for long; and the buffer of the instance
-// that described the module at load is dropped at once (drop), so a module
-// holds none until it is called.
+// module.
+//
+// What it keeps is bounded, since each buffer is megabytes: at most
+// poolPerModule buffers per module and the budget's bytes in all, and a
+// module's buffers are dropped once it has had no instance for the
+// budget's idle time. The buffer of the instance that described the module
+// at load is dropped at once (drop): a module holds none until it is
+// called.
 //
 // The one rule that keeps one call's data out of another's: a buffer
 // handed out is zero over its whole capacity. An instance can only ever
@@ -30,13 +35,20 @@ import (
 // goroutine before the call returns, and clearing a Go guest's 3–4 MiB
 // there was half of a timeout's lateness (about 0.5 ms of 1).
 type memPool struct {
-	// bufs holds *[]byte, zero from their length to their capacity; nil
-	// until the first put, and after drop.
-	bufs atomic.Pointer[sync.Pool]
+	budget *memBudget // nil: no bound in all, no idle drop
+
+	mu   sync.Mutex
+	bufs [][]byte // zero from their length to their capacity; newest last
+	used int64    // the budget's clock when an instance last took or returned a buffer
 	// size is the capacity a new buffer gets, in bytes: what an instance
 	// had after _initialize at load, plus a quarter; 0 until it is known.
 	size atomic.Uint64
 }
+
+// poolPerModule bounds the buffers one module keeps: about the calls of
+// one tool in flight at once by default (its concurrency of 8), so a burst
+// past it costs allocations, not memory held for good.
+const poolPerModule = 8
 
 // sizeFrom records the memory an instance had after _initialize as the
 // basis for new buffers.
@@ -51,12 +63,10 @@ func (p *memPool) sizeFrom(bytes uint64) {
 func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
-		if bufs := p.bufs.Load(); bufs != nil {
-			if b, ok := bufs.Get().(*[]byte); ok {
-				clear(*b)
-				c.buf = (*b)[:0]
-				return c
-			}
+		if b := p.take(); b != nil {
+			clear(b)
+			c.buf = b[:0]
+			return c
 		}
 		// Before load has measured the module: room for twice its declared
 		// minimum, as a Go guest grows from its minimum in _initialize.
@@ -69,22 +79,60 @@ func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 	})
 }
 
-// put returns a buffer whose bytes past its length are zero; the bytes
-// up to its length are cleared when it is next taken.
-func (p *memPool) put(b []byte) {
-	bufs := p.bufs.Load()
-	if bufs == nil {
-		p.bufs.CompareAndSwap(nil, &sync.Pool{})
-		bufs = p.bufs.Load()
+// take returns the newest pooled buffer, or nil.
+func (p *memPool) take() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.used = p.budget.now()
+	n := len(p.bufs)
+	if n == 0 {
+		return nil
 	}
-	bufs.Put(&b)
+	b := p.bufs[n-1]
+	p.bufs[n-1] = nil
+	p.bufs = p.bufs[:n-1]
+	p.budget.release(int64(cap(b)))
+	return b
 }
 
-// drop lets go of every pooled buffer now, rather than at the second
-// garbage collection from here as sync.Pool would: load calls it once the
+// put pools a buffer whose bytes past its length are zero (the bytes up
+// to its length are cleared when it is next taken), unless the module or
+// the budget already holds its fill: then it is left to the collector.
+func (p *memPool) put(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.used = p.budget.now()
+	if len(p.bufs) >= poolPerModule || !p.budget.reserve(p, int64(cap(b))) {
+		return
+	}
+	p.bufs = append(p.bufs, b)
+}
+
+// drop lets go of every pooled buffer now. Load calls it once the
 // describe instance is closed, since a module may never be called, and
-// the buffers it held are megabytes.
-func (p *memPool) drop() { p.bufs.Store(nil) }
+// the budget's sweep for a module idle past its idle time.
+func (p *memPool) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked()
+}
+
+func (p *memPool) dropLocked() {
+	var n int64
+	for i, b := range p.bufs {
+		n += int64(cap(b))
+		p.bufs[i] = nil
+	}
+	p.bufs = nil
+	p.budget.forget(p, n)
+}
+
+// pooled is how many buffers the pool holds.
+func (p *memPool) pooled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.bufs)
+}
 
 // cappedMemory is one instance's linear memory: it refuses to grow past
 // limit, so memory.grow returns -1 in the guest instead of the host

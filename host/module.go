@@ -140,7 +140,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	r.compiles.Add(1)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{}}
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
 	m.code.compiled = compiled
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)

@@ -98,6 +98,7 @@ type Runtime struct {
 	settle                           *settler      // frees loading's garbage (settle.go)
 	compilerID                       string        // the compiler child and its limits (compilemark.go)
 	children                         atomic.Uint64 // compiler children started
+	mem                              *memBudget    // what modules' memory pools keep (membudget.go)
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -140,10 +141,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
 	}
+	settle := newSettler()
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
 		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		warm:      newWarmPools(cfg.Reuse, logger), settle: newSettler(), compilerID: compilerIdentity(cfg.Compile)}, nil
+		warm:      newWarmPools(cfg.Reuse, logger), settle: settle, compilerID: compilerIdentity(cfg.Compile),
+		mem: newMemBudget(poolBytes, poolIdle, func() { settle.begin(); settle.end() })}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -229,6 +232,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.life.end()
+	r.mem.close()
 	r.settle.stop()
 	r.warm.close()
 	r.grants.Close()
