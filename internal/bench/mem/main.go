@@ -43,9 +43,11 @@ type config struct {
 	modules int
 	modes   []string // eager, lazy: how serve loads the readiness rows' modules
 	idle    time.Duration
-	hold    time.Duration
-	dir     string
-	config  string // a TOML file lifting the concurrency caps
+	// calledIdle, when positive, adds the called-then-idle row.
+	calledIdle time.Duration
+	hold       time.Duration
+	dir        string
+	config     string // a TOML file lifting the concurrency caps
 }
 
 func run() error {
@@ -56,6 +58,7 @@ func run() error {
 	flag.IntVar(&c.modules, "modules", 20, "modules for the readiness rows")
 	modes := flag.String("modes", "eager,lazy", `comma-separated load modes for the readiness rows: "eager" (serve --lazy=false: every module compiled and described before listening) or "lazy" (--lazy --warm-up: listed from the describe cache, compiled in the background)`)
 	flag.DurationVar(&c.idle, "idle", 2*time.Second, "how long a server stays idle, once every module's code is resident, before its idle RSS is read (serve returns loading's freed heap 250 ms after the last load)")
+	flag.DurationVar(&c.calledIdle, "called-idle", 0, "if positive: also call every module once in a server of the first mode and read its RSS this long after (past 2 minutes, its warm instances have retired and its pooled memory is dropped)")
 	flag.DurationVar(&c.hold, "hold", 20*time.Second, "how long each held call sleeps (longer than it takes to start them all)")
 	flag.Parse()
 	c.arms = strings.Split(*arms, ",")
@@ -98,12 +101,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	var called string
+	if c.calledIdle > 0 {
+		if called, err = calledIdle(c); err != nil {
+			return err
+		}
+	}
 	flight, err := inFlight(c, one)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("load after:  %s\n", loadavg())
-	fmt.Print(ready, "\n", flight)
+	fmt.Print(ready, "\n", called, "\n", flight)
 	return nil
 }
 
@@ -201,24 +210,32 @@ func startIdle(c config, name string, args []string) (idleRow, error) {
 	if r.atReady, err = s.RSS(); err != nil {
 		return r, err
 	}
-	readyz := strings.TrimSuffix(s.URL, "/mcp") + "/readyz"
-	for {
-		busy, err := compiling(readyz)
-		if err != nil {
-			return r, err
-		}
-		if !busy {
-			break
-		}
-		if time.Since(start) > 5*time.Minute {
-			return r, fmt.Errorf("%s: modules still compiling after 5 minutes", name)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := waitResident(s, start); err != nil {
+		return r, err
 	}
 	r.resident = time.Since(start)
 	time.Sleep(c.idle)
 	r.idle, err = s.RSS()
 	return r, err
+}
+
+// waitResident waits until serve's /readyz no longer reports modules
+// compiling or queued to: every module's code is resident.
+func waitResident(s *proc.Child, start time.Time) error {
+	readyz := strings.TrimSuffix(s.URL, "/mcp") + "/readyz"
+	for {
+		busy, err := compiling(readyz)
+		if err != nil {
+			return err
+		}
+		if !busy {
+			return nil
+		}
+		if time.Since(start) > 5*time.Minute {
+			return fmt.Errorf("%s: modules still compiling after 5 minutes", s.Name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // compiling reports whether serve's /readyz says modules are compiling or
@@ -234,6 +251,56 @@ func compiling(url string) (bool, error) {
 		return false, err
 	}
 	return strings.Contains(string(b), "compiling"), nil
+}
+
+// calledIdle starts serve on the modules in the first mode, calls every
+// module's count tool once when its code is resident, and reads VmRSS
+// c.idle after the calls and again c.calledIdle after them: what a module
+// that was called and is idle again costs, once its warm instances have
+// retired (60 s) and its pooled memory has been dropped (60 s after that).
+func calledIdle(c config) (string, error) {
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", filepath.Join(c.dir, "plugins"),
+		"--cache-dir", filepath.Join(c.dir, "cache"), "--lazy=" + strconv.FormatBool(c.modes[0] == "lazy")}
+	start := time.Now()
+	s, err := proc.StartToolhost("called", c.bin, args)
+	if err != nil {
+		return "", err
+	}
+	defer s.Stop()
+	if err := waitResident(s, start); err != nil {
+		return "", err
+	}
+	time.Sleep(c.idle)
+	before, err := s.RSS()
+	if err != nil {
+		return "", err
+	}
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-mem", Version: "bench"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close()
+	for i := range c.modules {
+		if err := callOK(ctx, cs, fmt.Sprintf("m%d.count", i), map[string]any{"text": "one call each"}); err != nil {
+			return "", err
+		}
+	}
+	time.Sleep(c.idle)
+	called, err := s.RSS()
+	if err != nil {
+		return "", err
+	}
+	time.Sleep(c.calledIdle - c.idle)
+	later, err := s.RSS()
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "called once each: %s before, %s after, %s %s later\n", mib(before), mib(called), mib(later), c.calledIdle)
+	return fmt.Sprintf("| modules | mode | RSS idle before the calls | %s after one call each | %s after |\n|---|---|---|---|---|\n| %d | %s | %s (%s per module) | %s (%s) | %s (%s) |\n",
+		c.idle, c.calledIdle, c.modules, c.modes[0], mib(before), mib(before/int64(c.modules)), mib(called), mib(called/int64(c.modules)),
+		mib(later), mib(later/int64(c.modules))), nil
 }
 
 // inFlight holds n calls of m0.hold in one server per arm and n, waits
