@@ -38,6 +38,7 @@ type memBudget struct {
 	pools   map[*memPool]struct{} // those holding buffers
 	sweeper bool                  // a sweeper goroutine is running
 	closed  chan struct{}
+	swept   sync.WaitGroup // the sweeper, for close
 }
 
 func newMemBudget(limit int64, idle time.Duration, dropped func()) *memBudget {
@@ -71,7 +72,7 @@ func (b *memBudget) reserve(p *memPool, n int64) bool {
 		case <-b.closed:
 		default:
 			b.sweeper = true
-			go b.sweepEvery(b.idle / 4)
+			b.swept.Go(func() { b.sweepEvery(b.idle / 4) })
 		}
 	}
 	return true
@@ -132,6 +133,9 @@ func (b *memBudget) sweepEvery(period time.Duration) {
 	for {
 		select {
 		case <-b.closed:
+			b.mu.Lock()
+			b.sweeper = false
+			b.mu.Unlock()
 			return
 		case <-t.C:
 		}
@@ -146,15 +150,16 @@ func (b *memBudget) sweepEvery(period time.Duration) {
 	}
 }
 
-// close stops the sweeper (Runtime.Close).
+// close stops the sweeper and waits for it (Runtime.Close).
 func (b *memBudget) close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	select {
 	case <-b.closed:
 	default:
 		close(b.closed)
 	}
+	b.mu.Unlock()
+	b.swept.Wait()
 }
 
 // heldBytes is what the pools hold in all.

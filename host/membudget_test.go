@@ -83,3 +83,30 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 			n, busy.pooled(), b.heldBytes(), len(b.pools))
 	}
 }
+
+// TestMemBudgetSweeperRuns: a budget's own sweeper starts with the first
+// pooled buffer, drops it once idle and reports it; close waits for it,
+// and none starts after.
+func TestMemBudgetSweeperRuns(t *testing.T) {
+	dropped := make(chan struct{}, 1)
+	b := newMemBudget(1<<20, time.Millisecond, func() {
+		select {
+		case dropped <- struct{}{}:
+		default:
+		}
+	})
+	p := &memPool{budget: b}
+	p.put(make([]byte, 0, 4096))
+	<-dropped
+	if p.pooled() != 0 || b.heldBytes() != 0 {
+		t.Fatalf("after the sweeper dropped: %d pooled, %d bytes held; want 0, 0", p.pooled(), b.heldBytes())
+	}
+	p.put(make([]byte, 0, 4096)) // a sweeper is watching again
+	b.close()
+	p.put(make([]byte, 0, 4096))
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sweeper {
+		t.Fatal("a sweeper runs after close")
+	}
+}
