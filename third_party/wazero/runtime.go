@@ -235,7 +235,18 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		r.memoryLimitPages, r.memoryCapacityFromMax, !r.dwarfDisabled, r.storeCustomSections)
 	if err != nil {
 		return nil, err
-	} else if err = internal.Validate(r.enabledFeatures); err != nil {
+	}
+	// Without function listeners a module's ID depends on its bytes alone, so it is known
+	// before validation: when the engine already holds code compiled from these exact bytes
+	// (in memory or in the file cache), their function bodies were validated before that code
+	// was compiled, and validating them again is most of loading a large module from the cache.
+	if ctx.Value(expctxkeys.FunctionListenerFactoryKey{}) == nil {
+		internal.AssignModuleID(binary, nil, r.ensureTermination)
+		if c, ok := r.store.Engine.(compiledChecker); ok && c.HasCompiledModule(internal) {
+			internal.FunctionsValidatedBefore = true
+		}
+	}
+	if err = internal.Validate(r.enabledFeatures); err != nil {
 		// TODO: decoders should validate before returning, as that allows
 		// them to err with the correct position in the wasm binary.
 		return nil, err
@@ -263,6 +274,12 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 		return nil, err
 	}
 	return c, nil
+}
+
+// compiledChecker is an engine that can tell whether it holds code compiled from a module's
+// bytes (by its ID) without compiling it.
+type compiledChecker interface {
+	HasCompiledModule(module *wasm.Module) bool
 }
 
 func buildFunctionListeners(ctx context.Context, internal *wasm.Module) ([]experimentalapi.FunctionListener, error) {

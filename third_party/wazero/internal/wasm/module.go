@@ -152,6 +152,12 @@ type Module struct {
 	// See https://www.w3.org/TR/2019/REC-wasm-core-1-20191205/#code-section%E2%91%A0
 	CodeSection []Code
 
+	// FunctionsValidatedBefore is set when the engine already holds code compiled from this
+	// module's exact bytes: Validate then skips the function bodies, which were validated before
+	// that code was compiled. An engine that finds no such code after all must not compile the
+	// module (see wazevo's CompileModule).
+	FunctionsValidatedBefore bool
+
 	// Note: In the Binary Format, this is SectionIDData.
 	DataSection []DataSegment
 
@@ -317,7 +323,7 @@ func (m *Module) Validate(enabledFeatures api.CoreFeatures) error {
 		return err
 	}
 
-	if m.CodeSection != nil {
+	if m.CodeSection != nil && !m.FunctionsValidatedBefore {
 		if err = m.validateFunctions(enabledFeatures, functions, globals, memory, tables, tags, MaximumFunctionIndex); err != nil {
 			return err
 		}

@@ -156,6 +156,11 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 		return err
 	}
 
+	if module.FunctionsValidatedBefore {
+		// The compiled code the runtime saw before validating is gone (a file cache entry
+		// removed meanwhile): these function bodies were not validated, so do not compile them.
+		return errors.New("compilationcache: the compiled module disappeared from the cache while it was loaded; compile it again")
+	}
 	if wazevoapi.DeterministicCompilationVerifierEnabled {
 		ctx = wazevoapi.NewDeterministicCompilationVerifierContext(ctx, len(module.CodeSection))
 	}
@@ -189,6 +194,23 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 	}
 	releaseFunctionBodies(module)
 	return nil
+}
+
+// HasCompiledModule reports whether the engine holds code compiled from the module's bytes (by
+// its ID), in memory or in the file cache, without loading it.
+func (e *engine) HasCompiledModule(module *wasm.Module) bool {
+	if _, ok := e.getCompiledModuleFromMemory(module, false); ok {
+		return true
+	}
+	if e.fileCache == nil || module.IsHostModule {
+		return false
+	}
+	content, ok, err := e.fileCache.Get(fileCacheKey(module))
+	if err != nil || !ok {
+		return false
+	}
+	_ = content.Close()
+	return true
 }
 
 // releaseFunctionBodies drops the Wasm bytecode of a module's functions once
