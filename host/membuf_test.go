@@ -133,7 +133,8 @@ func TestMemPoolFreeLeavesTheClearToTheNextInstance(t *testing.T) {
 
 // TestLoadKeepsNoMemoryBuffer: the instance that describes a module at
 // load leaves no buffer in the module's pool (a module may never be
-// called); its first call's buffer is pooled for the next.
+// called); its first call's buffer is pooled for the next, until the
+// module is closed.
 func TestLoadKeepsNoMemoryBuffer(t *testing.T) {
 	ctx := context.Background()
 	path := testwasm.Go(t, "./host/testdata/misbehave")
@@ -157,5 +158,11 @@ func TestLoadKeepsNoMemoryBuffer(t *testing.T) {
 	}
 	if m.mem.pooled() != 1 || rt.mem.heldBytes() == 0 {
 		t.Fatal("a call's memory was not pooled for the next instance, within the runtime's budget")
+	}
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m.mem.pooled() != 0 || rt.mem.heldBytes() != 0 {
+		t.Fatal("a closed module (a reload's old version) keeps its pooled memory")
 	}
 }

@@ -280,6 +280,7 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 // are closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
 	m.rt.warm.closeModule(m)
+	m.mem.drop() // no instance will take them (one closing now may still return its own)
 	c := &m.code
 	c.mu.Lock()
 	c.closed = true
