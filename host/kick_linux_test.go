@@ -50,7 +50,7 @@ func TestKickerKicksAtADeadline(t *testing.T) {
 	k.add(time.Now()) // parked: the channel wakes it
 	waitKick(t, kicks)
 	later := k.add(time.Now().Add(time.Hour)) // asleep in ppoll for an hour
-	k.add(time.Now().Add(-time.Second))             // ...cut short by the earlier one
+	k.add(time.Now().Add(-time.Second))       // ...cut short by the earlier one
 	waitKick(t, kicks)
 	if n := k.pendingCount(); n != 1 {
 		t.Fatalf("%d deadlines pending after the kick, want the hour-long one", n)
