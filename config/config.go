@@ -81,6 +81,9 @@ type Config struct {
 	// instances. Its zero fields were not set; Off is never set by the
 	// file (serve --reuse=never is the switch).
 	Reuse host.Reuse
+	// Runtime is the [runtime] section (see runtime.go): lazy modules,
+	// resident code and fresh-instance admission.
+	Runtime Runtime
 }
 
 // Dispatch is the [dispatch] section. It is not a dispatcher.Config because

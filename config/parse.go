@@ -193,6 +193,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"auth", func(path []string, v any) { p.authSection(path, v, c) }},
 		field{"redis", func(path []string, v any) { p.redisSection(path, v, c) }},
 		field{"reuse", func(path []string, v any) { p.reuseSection(path, v, c) }},
+		field{"runtime", func(path []string, v any) { p.runtimeSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

@@ -35,3 +35,30 @@ func TestReuseErrors(t *testing.T) {
 	wantLineError(t, "[modules.\"m.wasm\"]\nreuse = 1\n", 2, "must be true or false")
 	wantLineError(t, "[reuse]\nmax_idle = 3\n", 2, `unknown key "max_idle" in [reuse]`)
 }
+
+// TestRuntimeDocExample keeps the [runtime] example of docs/CONFIG.md valid
+// and saying what its comments say.
+func TestRuntimeDocExample(t *testing.T) {
+	blocks := configDocExamples(t, "runtime")
+	if len(blocks) != 1 {
+		t.Fatalf("found %d runtime examples in docs/CONFIG.md, want 1", len(blocks))
+	}
+	c, err := Parse("CONFIG.md", blocks[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Runtime
+	if r.Lazy == nil || !*r.Lazy || r.WarmUp == nil || !*r.WarmUp || r.MaxResident == nil || *r.MaxResident != 12 || r.MaxFresh == nil || *r.MaxFresh != 4 {
+		t.Errorf("Runtime = %+v", r)
+	}
+	if (&Config{}).Runtime.Lazy != nil {
+		t.Error("an absent key is not nil")
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	wantLineError(t, "[runtime]\nmax_fresh = -1\n", 2, "must be 0 (no bound) or more, not -1")
+	wantLineError(t, "[runtime]\nmax_resident = \"4\"\n", 2, "must be a whole number")
+	wantLineError(t, "[runtime]\nlazy = 1\n", 2, "must be true or false")
+	wantLineError(t, "[runtime]\nwarmup = true\n", 2, `unknown key "warmup" in [runtime]`)
+}

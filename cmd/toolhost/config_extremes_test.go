@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
@@ -62,7 +63,7 @@ func TestExtremesCoverEveryKey(t *testing.T) {
 	known := regexp.MustCompile(`known keys: ([a-z_, ]+)\)`)
 	valid := map[string]string{`quotas."q"`: "capacity = 1\ninterval = \"1s\"\n", `grants."m.wasm"`: "hosts = [\"a.b\"]\n"}
 	for _, section := range []string{`dispatch`, `breaker`, `limits`, `tools."t"`, `tools."t".breaker`, `governor`,
-		`quotas."q"`, `grants."m.wasm"`, `reuse`} {
+		`quotas."q"`, `grants."m.wasm"`, `reuse`, `runtime`} {
 		_, err := config.Parse("x.toml", []byte("["+section+"]\n"+valid[section]+"zzzzzzzz = 1\n"))
 		m := known.FindStringSubmatch(fmt.Sprint(err))
 		if m == nil {
@@ -275,6 +276,26 @@ func extremes() []extreme {
 	add(extreme{section: `grants."m.wasm"`, key: "headers", values: []string{`{ "a.b:443" = { X = "" } }`}, extra: g(""),
 		want: func(string) any { return map[string]map[string]string{"a.b:443": {"X": ""}} },
 		got:  func(t *testing.T, c *config.Config) any { return c.EgressGrants()["m.wasm"].Headers }})
+	// [runtime] reaches the host through serve's flags, which it fills
+	// where the command line said nothing.
+	served := func(c *config.Config) host.Config {
+		cmd := &cobra.Command{}
+		var l lazyFlags
+		l.register(cmd)
+		l.fromConfig(cmd, c)
+		var hc host.Config
+		l.apply(&hc)
+		return hc
+	}
+	yes := func(v string) any { return v == "true" }
+	add(extreme{section: "runtime", key: "lazy", values: []string{"false", "true"}, want: yes,
+		got: func(t *testing.T, c *config.Config) any { return served(c).Lazy }})
+	add(extreme{section: "runtime", key: "warm_up", values: []string{"false", "true"}, want: yes,
+		got: func(t *testing.T, c *config.Config) any { return served(c).WarmUp }})
+	add(extreme{section: "runtime", key: "max_resident", values: []string{"0", "1000000"}, want: num2int,
+		got: func(t *testing.T, c *config.Config) any { return served(c).MaxResident }})
+	add(extreme{section: "runtime", key: "max_fresh", values: []string{"0", "1000000"}, want: num2int,
+		got: func(t *testing.T, c *config.Config) any { return served(c).MaxFresh }})
 	return xs
 }
 

@@ -151,6 +151,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 			"or set TOOLHOST_TOKENS, or configure [auth.oauth], or bind to 127.0.0.1", f.addr)
 	}
 	hc := op.hostConfig(f.cacheDir, logger)
+	f.lazy.fromConfig(cmd, cfg)
 	f.lazy.apply(&hc)
 	hc.Reuse.Off = f.reuse == "never"
 	rt, err := host.New(ctx, hc)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/host"
 )
 
@@ -27,6 +28,25 @@ func (l *lazyFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
 	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
 	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
+}
+
+// fromConfig takes the [runtime] keys of the config file for the flags
+// the command line did not set: a flag given wins over the file. They are
+// read at start; a config reload does not change them.
+func (l *lazyFlags) fromConfig(cmd *cobra.Command, c *config.Config) {
+	if c == nil {
+		return
+	}
+	r := c.Runtime
+	take := func(flag string, inFile bool, set func()) {
+		if inFile && !cmd.Flags().Changed(flag) {
+			set()
+		}
+	}
+	take("lazy", r.Lazy != nil, func() { l.lazy = *r.Lazy })
+	take("warm-up", r.WarmUp != nil, func() { l.warmUp = *r.WarmUp })
+	take("max-resident", r.MaxResident != nil, func() { l.maxResident = *r.MaxResident })
+	take("max-fresh", r.MaxFresh != nil, func() { l.maxFresh = *r.MaxFresh })
 }
 
 // apply sets the flags' fields of the host's config.
