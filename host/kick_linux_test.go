@@ -2,12 +2,9 @@ package host
 
 import (
 	"context"
-	"log/slog"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
 // startKicker is newKicker with a channel that receives a value per kick.
@@ -82,12 +79,8 @@ func TestKickerClosesWhileWaiting(t *testing.T) {
 // kicker while its guest runs, and forgotten once it returns.
 func TestCallsRegisterTheirDeadlines(t *testing.T) {
 	ctx := context.Background()
-	rt, err := New(ctx, Config{CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	m, err := rt.LoadFile(ctx, testwasm.Go(t, "./host/testdata/misbehave"))
+	rt, path := misbehaveRuntime(t)
+	m, err := rt.LoadFile(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

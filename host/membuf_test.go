@@ -52,12 +52,7 @@ func TestMemPoolCapsGrowth(t *testing.T) {
 // reuse each other's memory buffers.
 func TestFreshInstanceSeesNoEarlierBytes(t *testing.T) {
 	ctx := context.Background()
-	path := testwasm.Go(t, "./host/testdata/misbehave")
-	rt, err := New(ctx, Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt, path := misbehaveRuntime(t)
 	m, err := rt.LoadFile(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -137,12 +132,7 @@ func TestMemPoolFreeLeavesTheClearToTheNextInstance(t *testing.T) {
 // module is closed.
 func TestLoadKeepsNoMemoryBuffer(t *testing.T) {
 	ctx := context.Background()
-	path := testwasm.Go(t, "./host/testdata/misbehave")
-	rt, err := New(ctx, Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt, path := misbehaveRuntime(t)
 	m, err := rt.LoadFile(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -165,4 +155,18 @@ func TestLoadKeepsNoMemoryBuffer(t *testing.T) {
 	if m.mem.pooled() != 0 || rt.mem.heldBytes() != 0 {
 		t.Fatal("a closed module (a reload's old version) keeps its pooled memory")
 	}
+}
+
+// misbehaveRuntime is a runtime with the defaults, closed when the test
+// ends, and the path of the misbehave guest built for it (its compilation
+// cache beside it, shared by the tests that use it).
+func misbehaveRuntime(t *testing.T) (*Runtime, string) {
+	t.Helper()
+	path := testwasm.Go(t, "./host/testdata/misbehave")
+	rt, err := New(context.Background(), Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt, path
 }

@@ -2,14 +2,10 @@ package host
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
 // TestSettlerFreesOnceLoadingIsQuiet: memory is returned once, a quiet
@@ -51,12 +47,7 @@ func TestSettlerFreesOnceLoadingIsQuiet(t *testing.T) {
 // back to the operating system, once.
 func TestLoadReturnsFreedMemory(t *testing.T) {
 	ctx := context.Background()
-	path := testwasm.Go(t, "./host/testdata/misbehave")
-	rt, err := New(ctx, Config{CacheDir: filepath.Join(filepath.Dir(path), "wazero-cache"), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt, path := misbehaveRuntime(t)
 	freed := make(chan struct{})
 	rt.settle.free = func() { close(freed) } // a second free would panic
 	rt.settle.quiet = 0

@@ -111,40 +111,14 @@ func TestE2ELazyServeListensBeforeColdModules(t *testing.T) {
 // and an early answer would list none of its tools.
 func TestE2ELazyStdioWaitsForTheListing(t *testing.T) {
 	plugins := testwasm.Dir(t, testwasm.Go(t, "./tools-src/text"))
-	cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	out := bufio.NewReader(stdout)
-	send := func(line string) {
-		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-			t.Fatalf("write: %v\n%s", err, stderr.String())
-		}
-	}
-	recv := func() string {
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read: %v\n%s", err, stderr.String())
-		}
-		return line
-	}
+	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")
+	send, recv := srv.send, srv.recv
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`)
 	recv()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	if line := recv(); !strings.Contains(line, `"text_count"`) {
-		t.Fatalf("first tools/list: %s; want text_count, compiled in the background before initialize was answered\n%s", line, stderr.String())
+		t.Fatalf("first tools/list: %s; want text_count, compiled in the background before initialize was answered\n%s", line, srv.stderr.String())
 	}
 }
 

@@ -13,27 +13,8 @@ import (
 // used to end the process (exit 2) and wants, for each, the JSON-RPC error
 // the spec names and then a valid request answered. Only EOF ends it.
 func TestE2EStdioMalformedInput(t *testing.T) {
-	cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", pluginsDir(t), "--max-body", "4096")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReader(stdout)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-			t.Fatalf("write %q: %v\n%s", line, err, stderr.String())
-		}
-	}
+	srv := startStdio(t, "--plugins", pluginsDir(t), "--max-body", "4096")
+	send := srv.send
 	type answer struct {
 		ID     json.RawMessage `json:"id"`
 		Result json.RawMessage `json:"result"`
@@ -43,10 +24,7 @@ func TestE2EStdioMalformedInput(t *testing.T) {
 	}
 	recv := func() answer {
 		t.Helper()
-		line, err := out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read: %v; the server ended:\n%s", err, stderr.String())
-		}
+		line := srv.recv()
 		var a answer
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
 			t.Fatalf("%q: %v", line, err)
@@ -85,8 +63,59 @@ func TestE2EStdioMalformedInput(t *testing.T) {
 			t.Fatalf("after %.60s: got %s %s %+v", tc.line, a.ID, a.Result, a.Error)
 		}
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("at EOF: %v\n%s", err, stderr.String())
+	srv.stdin.Close()
+	if err := srv.cmd.Wait(); err != nil {
+		t.Fatalf("at EOF: %v\n%s", err, srv.stderr.String())
 	}
+}
+
+// stdioServer is `toolhost serve --stdio` run as a process: requests are
+// written to its stdin a line each, answers read from its stdout, and its
+// stderr is kept for failure messages.
+type stdioServer struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr syncBuffer
+}
+
+// startStdio starts `toolhost serve --stdio ARGS...`; the process gets EOF
+// and is waited for when the test ends, unless the test did that itself.
+func startStdio(t *testing.T, args ...string) *stdioServer {
+	t.Helper()
+	s := &stdioServer{t: t, cmd: exec.Command(buildCLI(t), append([]string{"serve", "--stdio"}, args...)...)}
+	stdin, err := s.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.stdin, s.out = stdin, bufio.NewReader(stdout)
+	s.cmd.Stderr = &s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.stdin.Close(); _ = s.cmd.Wait() })
+	return s
+}
+
+// send writes one line to the server.
+func (s *stdioServer) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("write %.60q: %v\n%s", line, err, s.stderr.String())
+	}
+}
+
+// recv reads one line from the server.
+func (s *stdioServer) recv() string {
+	s.t.Helper()
+	line, err := s.out.ReadString('\n')
+	if err != nil {
+		s.t.Fatalf("read: %v; the server ended:\n%s", err, s.stderr.String())
+	}
+	return line
 }
