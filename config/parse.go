@@ -284,17 +284,26 @@ func (p *checker) tools(path []string, t map[string]any, c *Config) {
 
 // count checks an integer in [1, MaxCount].
 func (p *checker) count(path []string, v any, dst *int) {
+	if n, ok := p.whole(path, v, 1, "must be at least 1, not %d (leave the key out for the default)"); ok {
+		*dst = n
+	}
+}
+
+// whole checks an integer in [lo, MaxCount]; below names what is wrong
+// with a smaller one (a format with one %d).
+func (p *checker) whole(path []string, v any, lo int64, below string) (int, bool) {
 	n, ok := v.(int64)
 	switch {
 	case !ok:
 		p.fail(path, "must be a whole number, not %s", describe(v))
-	case n < 1:
-		p.fail(path, "must be at least 1, not %d (leave the key out for the default)", n)
+	case n < lo:
+		p.fail(path, below, n)
 	case n > MaxCount:
 		p.fail(path, "must be at most %d, not %d", MaxCount, n)
 	default:
-		*dst = int(n)
+		return int(n), true
 	}
+	return 0, false
 }
 
 // count64 is count for the governor's int64 counts.

@@ -39,16 +39,7 @@ func (p *checker) runtimeSection(path []string, v any, c *Config) {
 // countOrNone checks an integer in [0, MaxCount], for a bound whose 0
 // means "none".
 func (p *checker) countOrNone(path []string, v any, dst **int) {
-	n, ok := v.(int64)
-	switch {
-	case !ok:
-		p.fail(path, "must be a whole number, not %s", describe(v))
-	case n < 0:
-		p.fail(path, "must be 0 (no bound) or more, not %d", n)
-	case n > MaxCount:
-		p.fail(path, "must be at most %d, not %d", MaxCount, n)
-	default:
-		i := int(n)
-		*dst = &i
+	if n, ok := p.whole(path, v, 0, "must be 0 (no bound) or more, not %d"); ok {
+		*dst = &n
 	}
 }
