@@ -80,17 +80,18 @@ func (k *kicker) add(deadline time.Time) *time.Time {
 	}
 	d := &deadline
 	k.mu.Lock()
+	defer k.mu.Unlock()
 	k.pending[d] = struct{}{}
-	parked := k.target.IsZero()
-	earlier := !parked && deadline.Before(k.target)
-	k.mu.Unlock()
 	switch {
-	case parked:
+	case k.closed:
+	case k.target.IsZero(): // parked with no deadline
 		select {
 		case k.added <- struct{}{}:
 		default: // a wake-up is already pending
 		}
-	case earlier:
+	case deadline.Before(k.target):
+		// Under mu: close cannot have closed the alarm's descriptor (a
+		// write to a closed, perhaps reused, descriptor would go astray).
 		k.alarm.interrupt()
 	}
 	return d
@@ -170,12 +171,14 @@ func (k *kicker) close() {
 	}
 	k.mu.Lock()
 	k.closed = true
-	k.mu.Unlock()
 	k.alarm.interrupt()
+	k.mu.Unlock()
 	select {
 	case k.added <- struct{}{}:
 	default:
 	}
 	<-k.done
+	k.mu.Lock() // add looks at closed under mu before it interrupts
 	k.alarm.close()
+	k.mu.Unlock()
 }
