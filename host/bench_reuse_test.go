@@ -4,6 +4,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -118,7 +119,8 @@ func newRawWarm(b testing.TB, r *rawRuntime, c wazero.CompiledModule) *rawWarm {
 	return &rawWarm{mod: mod, alloc: mod.ExportedFunction("toolhost_alloc"), call: mod.ExportedFunction("toolhost_call")}
 }
 
-// rawWarmCall is rawRuntime.call without the instantiation.
+// rawWarmCall is one toolhost_call into w: rawRuntime.call without the
+// instantiation.
 func rawWarmCall(ctx context.Context, w *rawWarm, tool string, args []byte) ([]byte, error) {
 	mod, alloc := w.mod, w.alloc
 	write := func(b []byte) (uint32, error) {
@@ -126,7 +128,9 @@ func rawWarmCall(ctx context.Context, w *rawWarm, tool string, args []byte) ([]b
 		if err != nil {
 			return 0, err
 		}
-		mod.Memory().Write(uint32(res[0]), b)
+		if !mod.Memory().Write(uint32(res[0]), b) {
+			return 0, fmt.Errorf("alloc out of range")
+		}
 		return uint32(res[0]), nil
 	}
 	namePtr, err := write([]byte(tool))

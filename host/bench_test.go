@@ -170,33 +170,10 @@ func (r *rawRuntime) call(ctx context.Context, c wazero.CompiledModule, tool str
 	return r.callLive(ctx, mod, tool, args)
 }
 
-// callLive is one toolhost_call into a live instance.
+// callLive is one toolhost_call into a live instance, its exports looked
+// up for this call.
 func (r *rawRuntime) callLive(ctx context.Context, mod api.Module, tool string, args []byte) ([]byte, error) {
-	alloc := mod.ExportedFunction("toolhost_alloc")
-	write := func(b []byte) (uint32, error) {
-		res, err := alloc.Call(ctx, uint64(len(b)))
-		if err != nil {
-			return 0, err
-		}
-		if !mod.Memory().Write(uint32(res[0]), b) {
-			return 0, fmt.Errorf("alloc out of range")
-		}
-		return uint32(res[0]), nil
-	}
-	namePtr, err := write([]byte(tool))
-	if err != nil {
-		return nil, err
-	}
-	argsPtr, err := write(args)
-	if err != nil {
-		return nil, err
-	}
-	res, err := mod.ExportedFunction("toolhost_call").Call(ctx,
-		uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
-	if err != nil {
-		return nil, err
-	}
-	return readPacked(mod.Memory(), res[0])
+	return rawWarmCall(ctx, &rawWarm{mod: mod, alloc: mod.ExportedFunction("toolhost_alloc"), call: mod.ExportedFunction("toolhost_call")}, tool, args)
 }
 
 func readPacked(mem api.Memory, packed uint64) ([]byte, error) {

@@ -39,8 +39,7 @@ type Memory struct {
 	callers map[string]*usage
 	total   usage
 	kept    fifo        // completed entries kept for replay, oldest first
-	timer   *time.Timer // fires when kept's oldest expires
-	timerAt time.Time   // when timer is set to fire; zero when stopped
+	expiry  expiryTimer // fires when kept's oldest expires
 
 	tasks taskTable // MCP task state (memory_tasks.go)
 }
@@ -199,23 +198,16 @@ func (m *Memory) evict(now time.Time) {
 // arm sets the timer for the oldest kept entry, so that expired outcomes
 // leave memory even when no call comes to evict them.
 func (m *Memory) arm(now time.Time) {
-	e := m.kept.front()
-	if e == nil || e.expires.Equal(m.timerAt) {
-		return
+	if e := m.kept.front(); e != nil {
+		m.expiry.set(e.expires, now, m.expire)
 	}
-	m.timerAt = e.expires
-	if m.timer == nil {
-		m.timer = time.AfterFunc(e.expires.Sub(now), m.expire)
-		return
-	}
-	m.timer.Reset(e.expires.Sub(now))
 }
 
 func (m *Memory) expire() {
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.timerAt = time.Time{}
+	m.expiry.fired()
 	m.evict(now)
 	m.arm(now)
 }

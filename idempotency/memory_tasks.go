@@ -17,8 +17,7 @@ type taskTable struct {
 	total   usage
 	ended   []*taskEntry // terminal tasks in expiry order (one TTL for all), from head
 	head    int
-	timer   *time.Timer
-	timerAt time.Time
+	expiry  expiryTimer // fires when the oldest terminal task expires
 }
 
 type taskEntry struct {
@@ -185,23 +184,16 @@ func (tt *taskTable) evict(now time.Time) {
 // arm sets a timer for the oldest terminal task, so expired results leave
 // memory even when no request comes.
 func (tt *taskTable) arm(now time.Time) {
-	if tt.head == len(tt.ended) || tt.ended[tt.head].Expires.Equal(tt.timerAt) {
-		return
+	if tt.head < len(tt.ended) {
+		tt.expiry.set(tt.ended[tt.head].Expires, now, tt.expire)
 	}
-	at := tt.ended[tt.head].Expires
-	tt.timerAt = at
-	if tt.timer == nil {
-		tt.timer = time.AfterFunc(at.Sub(now), tt.expire)
-		return
-	}
-	tt.timer.Reset(at.Sub(now))
 }
 
 func (tt *taskTable) expire() {
 	now := time.Now()
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	tt.timerAt = time.Time{}
+	tt.expiry.fired()
 	tt.evict(now)
 	tt.arm(now)
 }

@@ -68,25 +68,13 @@ func (s *JSONSchema) genericKeywords(tags []string, parent *JSONSchema, prop str
 			if s.Items != nil {
 				sub = s.Items
 			}
-			list := &sub.OneOf
-			if name == "anyof_ref" {
-				list = &sub.AnyOf
-			}
-			if *list == nil {
-				*list = make([]*JSONSchema, 0, 1)
-			}
+			list := sub.alternatives(name == "anyof_ref")
 			sub.Ref = ""
 			for _, ref := range strings.Split(val, ";") {
 				*list = append(*list, &JSONSchema{Ref: ref})
 			}
 		case "oneof_type", "anyof_type":
-			list := &s.OneOf
-			if name == "anyof_type" {
-				list = &s.AnyOf
-			}
-			if *list == nil {
-				*list = make([]*JSONSchema, 0, 1)
-			}
+			list := s.alternatives(name == "anyof_type")
 			s.Type = ""
 			for _, ty := range strings.Split(val, ";") {
 				*list = append(*list, &JSONSchema{Type: ty})
@@ -96,6 +84,19 @@ func (s *JSONSchema) genericKeywords(tags []string, parent *JSONSchema, prop str
 		}
 	}
 	return rest
+}
+
+// alternatives is s's oneOf list, or its anyOf list, made non-nil for
+// the tag to add to.
+func (s *JSONSchema) alternatives(anyOf bool) *[]*JSONSchema {
+	list := &s.OneOf
+	if anyOf {
+		list = &s.AnyOf
+	}
+	if *list == nil {
+		*list = make([]*JSONSchema, 0, 1)
+	}
+	return list
 }
 
 // requireIn adds prop to the required list of the alternative titled
