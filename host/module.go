@@ -76,10 +76,16 @@ func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
 // by sha256, beside the compilation cache) loads at once without
 // compiling: its code compiles on its first call.
 func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
+	return r.LoadHashed(ctx, path, wasm, sha256.Sum256(wasm))
+}
+
+// LoadHashed is Load for a caller that has hashed wasm already (a loader
+// deciding whether a file changed): sum must be its SHA-256. A Go guest is
+// megabytes, and hashing it again was a tenth of a start's CPU.
+func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum [sha256.Size]byte) (*Module, error) {
 	r.settle.begin()
 	defer r.settle.end()
 	if r.cfg.Lazy {
-		sum := sha256.Sum256(wasm)
 		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
 			if r.cfg.WarmUp {
 				r.warmUp(m)
@@ -87,7 +93,7 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 			return m, nil
 		}
 	}
-	m, err := r.compile(ctx, path, wasm, wantExports, "")
+	m, err := r.compile(ctx, path, wasm, sum, wantExports, "")
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +115,7 @@ func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, 
 // shape (exports: a tool module's or a planner's; shapeNote prefixes a
 // shape complaint), and the memory floor against the limit. Every failure
 // is a *LoadError naming path.
-func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports []export, shapeNote string) (*Module, error) {
+func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sha256.Size]byte, exports []export, shapeNote string) (*Module, error) {
 	// Loads, compiles on demand and warm-up all come through here.
 	r.settle.begin()
 	defer r.settle.end()
@@ -127,7 +133,6 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, exports
 	// In a child first, under a deadline and a memory limit: compiling
 	// has neither in wazero, and a hostile module can make it take
 	// minutes and gigabytes. The child fills the cache we then load from.
-	sum := sha256.Sum256(wasm)
 	if err := r.precompile(ctx, checked, sum); err != nil {
 		return fail(err, "%v", err)
 	}

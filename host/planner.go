@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 
 	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
@@ -37,7 +38,7 @@ func (r *Runtime) LoadPlannerFile(ctx context.Context, path string) (*Planner, e
 // a fresh instance bounded by Config.DescribeTimeout. Every failure is a
 // *LoadError naming path.
 func (r *Runtime) LoadPlanner(ctx context.Context, path string, wasm []byte) (*Planner, error) {
-	m, err := r.compile(ctx, path, wasm, plannerExports, "not a planner: ")
+	m, err := r.compile(ctx, path, wasm, sha256.Sum256(wasm), plannerExports, "not a planner: ")
 	if err != nil {
 		return nil, err
 	}

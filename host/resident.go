@@ -213,10 +213,11 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 	if err != nil {
 		return nil, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s cannot be read to compile it: %v", m.Path, err)}
 	}
-	if sum := sha256.Sum256(wasm); hex.EncodeToString(sum[:]) != m.SHA256 {
+	sum := sha256.Sum256(wasm)
+	if hex.EncodeToString(sum[:]) != m.SHA256 {
 		return nil, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s changed on disk since it was loaded; call again once it reloads", m.Path)}
 	}
-	fresh, err := m.rt.compile(ctx, m.Path, wasm, wantExports, "")
+	fresh, err := m.rt.compile(ctx, m.Path, wasm, sum, wantExports, "")
 	if err != nil {
 		// A compile cut short (the runtime closing: a restart during the
 		// warm-up) says nothing against the entry; keeping it is what

@@ -2,6 +2,8 @@ package loader
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -82,7 +84,7 @@ func (l *Live) loadBackground(path, sha string, b []byte) {
 	}
 	start := time.Now()
 	before, cached := l.rt.CacheEntries()
-	m, err := l.rt.Load(bg.ctx, path, b)
+	m, err := l.rt.LoadHashed(bg.ctx, path, b, knownSum(sha, b))
 	if after, _ := l.rt.CacheEntries(); cached {
 		// Loads run side by side: a new entry is counted as this one's
 		// miss, at most one.
@@ -296,4 +298,15 @@ func (l *Live) closeBackground() {
 			_ = p.res.mod.Close(context.Background())
 		}
 	}
+}
+
+// knownSum is the SHA-256 a scan computed for b, in hex, as the bytes
+// host.LoadHashed takes, so a module's bytes are hashed once per load; b is
+// hashed again only if sha is not one.
+func knownSum(sha string, b []byte) [sha256.Size]byte {
+	var sum [sha256.Size]byte
+	if n, err := hex.Decode(sum[:], []byte(sha)); err != nil || n != len(sum) {
+		return sha256.Sum256(b)
+	}
+	return sum
 }

@@ -292,7 +292,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		// allows, and Close (shutdown) and OnChange must not wait for it.
 		l.mu.Unlock()
 		before, cached := l.rt.CacheEntries()
-		loaded := l.compile(ctx, fresh, bytesOf, ready)
+		loaded := l.compile(ctx, fresh, bytesOf, shaOf, ready)
 		if after, _ := l.rt.CacheEntries(); cached {
 			misses := max(after-before, 0)
 			l.cacheMisses.Add(uint64(misses))
@@ -333,8 +333,10 @@ type loadResult struct {
 
 // compile loads the changed files concurrently (compilation dominates a
 // reload), bounded by the number of CPUs. A file loaded in the background
-// already (ready) is not loaded again.
-func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][]byte, ready map[string]loadResult) []loadResult {
+// already (ready) is not loaded again. bytesOf and shaOf are each file's
+// bytes as the scan read them and their SHA-256 (hex), which the host
+// takes instead of hashing them again.
+func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][]byte, shaOf map[string]string, ready map[string]loadResult) []loadResult {
 	out := make([]loadResult, len(paths))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -347,7 +349,7 @@ func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			start := time.Now()
-			m, err := l.rt.Load(ctx, p, bytesOf[p])
+			m, err := l.rt.LoadHashed(ctx, p, bytesOf[p], knownSum(shaOf[p], bytesOf[p]))
 			out[i] = loadResult{m, err, time.Since(start)}
 		})
 	}
