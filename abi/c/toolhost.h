@@ -20,7 +20,7 @@
  *     #define TOOLHOST_IMPLEMENTATION
  *     #include "toolhost.h"
  *
- * Build (Debian: clang, lld, wasi-libc):
+ * Build (Debian: clang, lld, wasi-libc, libclang-rt-dev-wasm32):
  *
  *     clang --target=wasm32-wasi -mexec-model=reactor -O2 -I abi/c -o tool.wasm *.c
  *

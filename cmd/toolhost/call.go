@@ -48,7 +48,7 @@ stderr and the exit code is 1.`,
 	cmd.Flags().StringVar(&f.key, "idempotency-key", "", "deduplicate: calls with one key share one execution")
 	cmd.Flags().IntVar(&f.budget, "budget", -1, "attempts you can afford (toolhost/budget); 0 fails fast; default: no budget")
 	cmd.Flags().StringVar(&f.priority, "priority", "", "governor priority class: critical, interactive, normal or background (toolhost/priority)")
-	cmd.Flags().BoolVar(&f.task, "task", false, "run it as an MCP task: start it, poll with a progress line on stderr, print the result; Ctrl-C cancels it (see calltask.go)")
+	cmd.Flags().BoolVar(&f.task, "task", false, "run it as an MCP task: start it, poll with a progress line on stderr, print the result; Ctrl-C cancels it (docs/PROTOCOL.md, Tasks)")
 	return cmd
 }
 

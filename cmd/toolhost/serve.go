@@ -104,7 +104,7 @@ to --grace.`,
 	cmd.Flags().DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "close HTTP sessions idle this long")
 	cmd.Flags().BoolVar(&f.planTool, "plan-tool", true, "list the built-in toolhost.plan tool, which runs plans on the server (docs/PLAN.md)")
 	cmd.Flags().StringVar(&f.planners, "planners", "", "folder of .wasm planner modules toolhost.plan callers may choose by file name (without .wasm)")
-	cmd.Flags().StringVar(&f.reuse, "reuse", "auto", `warm instances: "auto" (tools whose manifest says "instances": "reuse" keep one caller's instances between its calls, unless the config says reuse = false) or "never" (a fresh instance for every call)`)
+	cmd.Flags().StringVar(&f.reuse, "reuse", "auto", `warm instances: "auto" (tools whose manifest says "instances": "reuse" keep one caller's instances between its calls, unless the config says reuse = false) or "never" (a fresh instance for every call, whatever the manifest says)`)
 	cmd.Flags().StringVar(&f.toolNames, "tool-names", "safe", `names tools are listed under: "safe" (text.count as text_count, what every MCP client accepts) or "exact" (manifest names)`)
 	addEdgeFlags(cmd, &f)
 	addBoundsFlags(cmd, &f)
