@@ -53,6 +53,7 @@ type serveFlags struct {
 	readTimeout       time.Duration
 	idleTimeout       time.Duration
 	maxConns          int
+	maxConnsPerPeer   int
 	maxSessionsCaller int
 
 	operators      []string
