@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -21,6 +22,18 @@ func addEdgeFlags(cmd *cobra.Command, f *serveFlags) {
 	fl.IntVar(&f.maxConns, "max-conns", 1024, "most open HTTP connections; more get 503 (0: no limit)")
 	fl.IntVar(&f.maxConnsPerPeer, "max-conns-per-peer", 256, "most open HTTP connections from one client address (an IPv4 address or an IPv6 /64); more get 429 (0: no limit; raise it behind a proxy, whose address every connection shares)")
 	fl.IntVar(&f.maxSessionsCaller, "max-sessions-per-caller", 64, "most concurrent MCP sessions over HTTP for one caller (one token identity)")
+}
+
+// edgeFromConfig takes the [http] keys of the config file for the flags
+// the command line did not set: a flag given wins over the file. They are
+// read at start; a config reload does not change them.
+func edgeFromConfig(cmd *cobra.Command, c *config.Config, f *serveFlags) {
+	if c == nil {
+		return
+	}
+	if n := c.HTTP.MaxConnsPerPeer; n != nil && !cmd.Flags().Changed("max-conns-per-peer") {
+		f.maxConnsPerPeer = *n
+	}
 }
 
 // edgeServer listens on f.addr and builds the HTTP server around mux: the
