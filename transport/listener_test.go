@@ -40,7 +40,11 @@ func startConnServer(t *testing.T, lim transport.ConnLimits) *connServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: mux, IdleTimeout: time.Hour, ReadHeaderTimeout: time.Hour}
+	origins, err := transport.ParseOrigins(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: origins.Guard(mux), IdleTimeout: time.Hour, ReadHeaderTimeout: time.Hour}
 	conns := transport.LimitConns(ln, lim)
 	conns.Install(hs)
 	go hs.Serve(conns)
@@ -182,9 +186,20 @@ func TestConnsRefusalClosesUnauthenticated(t *testing.T) {
 			t.Fatalf("token %q: HTTP %d close=%v; want 401 and the connection closed", token, resp.StatusCode, resp.Close)
 		}
 	}
+	// A refused origin: 403, closed likewise.
 	c := s.dial(t, "")
+	fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\n\r\n")
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusForbidden || !resp.Close || !c.closed() {
+		t.Fatalf("a foreign origin: HTTP %d close=%v; want 403 and the connection closed", resp.StatusCode, resp.Close)
+	}
+	c = s.dial(t, "")
 	c.do("GET", "/mcp", aliceToken)
-	resp, _ := c.do("GET", "/mcp", "wrong-token-0123456789")
+	resp, _ = c.do("GET", "/mcp", "wrong-token-0123456789")
 	if resp.StatusCode != http.StatusUnauthorized || resp.Close {
 		t.Fatalf("a wrong token on an authenticated connection: HTTP %d close=%v; want 401, kept alive", resp.StatusCode, resp.Close)
 	}

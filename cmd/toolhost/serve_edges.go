@@ -19,7 +19,7 @@ func addEdgeFlags(cmd *cobra.Command, f *serveFlags) {
 	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "a browser origin (scheme://host[:port]) allowed to call the server (repeatable); requests from any other origin get 403")
 	fl.DurationVar(&f.readTimeout, "read-timeout", 30*time.Second, "how long a request (headers and body) may take to arrive; streams and long calls are not cut by it")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long")
-	fl.IntVar(&f.maxConns, "max-conns", 1024, "most open HTTP connections; more get 503 (0: no limit)")
+	fl.IntVar(&f.maxConns, "max-conns", 1024, "most open HTTP connections; when full, the idle connection that has not authenticated for longest is closed, else more get 503 (0: no limit)")
 	fl.IntVar(&f.maxConnsPerPeer, "max-conns-per-peer", 256, "most open HTTP connections from one client address (an IPv4 address or an IPv6 /64); more get 429 (0: no limit; raise it behind a proxy, whose address every connection shares)")
 	fl.IntVar(&f.maxSessionsCaller, "max-sessions-per-caller", 64, "most concurrent MCP sessions over HTTP for one caller (one token identity)")
 }
