@@ -84,6 +84,9 @@ type Config struct {
 	// Runtime is the [runtime] section (see runtime.go): lazy modules,
 	// resident code and fresh-instance admission.
 	Runtime Runtime
+	// HTTP is the [http] section (see http.go): per-client bounds of the
+	// HTTP listener.
+	HTTP HTTP
 }
 
 // Dispatch is the [dispatch] section. It is not a dispatcher.Config because

@@ -194,6 +194,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"redis", func(path []string, v any) { p.redisSection(path, v, c) }},
 		field{"reuse", func(path []string, v any) { p.reuseSection(path, v, c) }},
 		field{"runtime", func(path []string, v any) { p.runtimeSection(path, v, c) }},
+		field{"http", func(path []string, v any) { p.httpSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

@@ -112,8 +112,7 @@ func (r *Runtime) precompile(ctx context.Context, wasm []byte, sum [sha256.Size]
 	if cache == "" {
 		cache = "off"
 	}
-	cmd.Env = append(os.Environ(), CompileChildEnv+"=1", compileCacheEnv+"="+cache,
-		compileMemoryEnv+"="+strconv.FormatUint(mem, 10), compileCPUEnv+"="+strconv.FormatInt(int64(cpu), 10))
+	cmd.Env = childEnv(cache, mem, cpu)
 	cmd.Stdin = bytes.NewReader(wasm)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
@@ -138,6 +137,30 @@ func (r *Runtime) precompile(ctx context.Context, wasm []byte, sum [sha256.Size]
 	// Killed, or crashed (past the address-space backstop, the Go runtime
 	// dies rather than reports): a module that does this is refused too.
 	return &CompileLimitError{fmt.Sprintf("the compiler process died compiling it (%v: %s)", err, lastLine(stderr.String()))}
+}
+
+// childRuntimeEnv are the variables of the server's environment a
+// compiler child keeps: the Go runtime's own settings, which the operator
+// set for the process (CPU and memory tuning, GODEBUG's compatibility
+// switches, the race detector's and coverage's output in tests), and
+// nothing else. The server's environment holds secrets (grant headers
+// from {env = …}, $TOOLHOST_TOKENS, the OAuth client secret, the Redis
+// password, OTEL headers), and the child parses untrusted bytes. It needs
+// no HOME or TMPDIR: the cache folder is named by compileCacheEnv (the
+// server resolved the default), and wazero's compiler writes nothing else.
+var childRuntimeEnv = []string{"GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "GOTRACEBACK", "GORACE", "GOCOVERDIR"}
+
+// childEnv is a compiler child's whole environment: its parameters, and
+// childRuntimeEnv from this process's.
+func childEnv(cache string, mem uint64, cpu time.Duration) []string {
+	env := []string{CompileChildEnv + "=1", compileCacheEnv + "=" + cache,
+		compileMemoryEnv + "=" + strconv.FormatUint(mem, 10), compileCPUEnv + "=" + strconv.FormatInt(int64(cpu), 10)}
+	for _, k := range childRuntimeEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // CompileChildMain is the compiler child: it reads a module on stdin and

@@ -135,18 +135,19 @@ func RequireAny(t *Tokens, o OAuth, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, sent := bearerToken(r)
 		if !sent {
-			refuseToken(w, o, nil, "unauthorized: send Authorization: Bearer <token> (toolhost call reads $TOOLHOST_TOKEN)")
+			refuseToken(w, r, o, nil, "unauthorized: send Authorization: Bearer <token> (toolhost call reads $TOOLHOST_TOKEN)")
 			return
 		}
 		ti, err := checkToken(r.Context(), t, o, token)
 		if errors.Is(err, errUnknownToken) {
-			refuseToken(w, o, err, "unauthorized: the bearer token is not known to this server")
+			refuseToken(w, r, o, err, "unauthorized: the bearer token is not known to this server")
 			return
 		}
 		if err != nil {
-			refuseToken(w, o, err, "unauthorized: "+err.Error())
+			refuseToken(w, r, o, err, "unauthorized: "+err.Error())
 			return
 		}
+		markAuthenticated(r.Context())
 		withIdentity.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, ti)))
 	})
 }
@@ -178,8 +179,10 @@ func checkToken(ctx context.Context, t *Tokens, o OAuth, token string) (*auth.To
 }
 
 // refuseToken answers a request without an acceptable token: with o's
-// challenge when OAuth is on, else a plain Bearer one.
-func refuseToken(w http.ResponseWriter, o OAuth, err error, message string) {
+// challenge when OAuth is on, else a plain Bearer one; the connection
+// closes after it unless it has authenticated before.
+func refuseToken(w http.ResponseWriter, r *http.Request, o OAuth, err error, message string) {
+	closeUnlessAuthenticated(w, r)
 	status, challenge := http.StatusUnauthorized, `Bearer realm="toolhost"`
 	if err != nil {
 		challenge += `, error="invalid_token", error_description="the token is not known to this server"`

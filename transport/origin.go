@@ -56,7 +56,7 @@ func normalOrigin(s string) (string, bool) {
 func (o Origins) Guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := badHost(r); why != "" {
-			forbid(w, why)
+			forbid(w, r, why)
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -64,7 +64,7 @@ func (o Origins) Guard(h http.Handler) http.Handler {
 			// Browsers send Origin on every cross-origin request that can
 			// read its answer; Sec-Fetch-Site catches the rest of theirs.
 			if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
-				forbid(w, "cross-site requests from browsers are refused")
+				forbid(w, r, "cross-site requests from browsers are refused")
 				return
 			}
 			h.ServeHTTP(w, r)
@@ -72,7 +72,7 @@ func (o Origins) Guard(h http.Handler) http.Handler {
 		}
 		norm, ok := normalOrigin(origin)
 		if !ok || !o.allowed[norm] {
-			forbid(w, fmt.Sprintf("origin %q is not allowed (serve --allow-origin allows one)", origin))
+			forbid(w, r, fmt.Sprintf("origin %q is not allowed (serve --allow-origin allows one)", origin))
 			return
 		}
 		hdr := w.Header()
@@ -115,8 +115,10 @@ func isLoopbackHost(hostport string) bool {
 }
 
 // forbid answers 403 with a JSON-RPC error without an id, the body MCP's
-// transport spec suggests for a refused origin.
-func forbid(w http.ResponseWriter, why string) {
+// transport spec suggests for a refused origin; the connection closes
+// after it unless it has authenticated before.
+func forbid(w http.ResponseWriter, r *http.Request, why string) {
+	closeUnlessAuthenticated(w, r)
 	writeRPCError(w, http.StatusForbidden, -32600, "forbidden: "+why)
 }
 

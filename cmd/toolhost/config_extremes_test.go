@@ -63,7 +63,7 @@ func TestExtremesCoverEveryKey(t *testing.T) {
 	known := regexp.MustCompile(`known keys: ([a-z_, ]+)\)`)
 	valid := map[string]string{`quotas."q"`: "capacity = 1\ninterval = \"1s\"\n", `grants."m.wasm"`: "hosts = [\"a.b\"]\n"}
 	for _, section := range []string{`dispatch`, `breaker`, `limits`, `tools."t"`, `tools."t".breaker`, `governor`,
-		`quotas."q"`, `grants."m.wasm"`, `reuse`, `runtime`} {
+		`quotas."q"`, `grants."m.wasm"`, `reuse`, `runtime`, `http`} {
 		_, err := config.Parse("x.toml", []byte("["+section+"]\n"+valid[section]+"zzzzzzzz = 1\n"))
 		m := known.FindStringSubmatch(fmt.Sprint(err))
 		if m == nil {
@@ -296,6 +296,15 @@ func extremes() []extreme {
 		got: func(t *testing.T, c *config.Config) any { return served(c).MaxResident }})
 	add(extreme{section: "runtime", key: "max_fresh", values: []string{"0", "1000000"}, want: num2int,
 		got: func(t *testing.T, c *config.Config) any { return served(c).MaxFresh }})
+	// [http] reaches the listener through serve's flags, likewise.
+	add(extreme{section: "http", key: "max_conns_per_peer", values: []string{"0", "1000000"}, want: num2int,
+		got: func(t *testing.T, c *config.Config) any {
+			cmd := &cobra.Command{}
+			var f serveFlags
+			addEdgeFlags(cmd, &f)
+			edgeFromConfig(cmd, c, &f)
+			return f.maxConnsPerPeer
+		}})
 	return xs
 }
 

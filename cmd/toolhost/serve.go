@@ -53,6 +53,7 @@ type serveFlags struct {
 	readTimeout       time.Duration
 	idleTimeout       time.Duration
 	maxConns          int
+	maxConnsPerPeer   int
 	maxSessionsCaller int
 
 	operators      []string
@@ -152,6 +153,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	hc := op.hostConfig(f.cacheDir, logger)
 	f.lazy.fromConfig(cmd, cfg)
+	edgeFromConfig(cmd, cfg, &f)
 	f.lazy.apply(&hc)
 	hc.Reuse.Off = f.reuse == "never"
 	rt, err := host.New(ctx, hc)
