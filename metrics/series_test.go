@@ -23,7 +23,9 @@ import (
 
 // swapTools is a tool set that is replaced whole, as loader.Live's is on
 // a reload.
-type swapTools struct{ cur atomic.Pointer[registry.Registry] }
+type swapTools struct {
+	cur atomic.Pointer[registry.Registry]
+}
 
 func (s *swapTools) Lookup(name string) (*registry.Tool, bool) { return s.cur.Load().Lookup(name) }
 

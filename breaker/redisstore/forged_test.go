@@ -39,7 +39,7 @@ func TestForgedNoticesDoNothing(t *testing.T) {
 		"mallory\n60000\nmade-up",    // a tool no replica serves
 		"garbage",
 		"mallory\n60000\n" + strings.Repeat("x", 200), // not a tool name
-		"mallory\n60000\nt\nu",                          // not a tool name either
+		"mallory\n60000\nt\nu",                        // not a tool name either
 	}
 	for i := range 500 {
 		forged = append(forged, fmt.Sprintf("mallory\n1000000000000\nmade-up-%d", i))
