@@ -17,7 +17,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,20 +119,9 @@ func (s *Store) Remaining(tool string) (time.Duration, error) {
 		s.local.Add(1)
 		return 0, err
 	}
-	return millis(ms), nil
-}
-
-// millis turns a PTTL into a Duration: 0 for a key that is gone (-2) or
-// has no expiry (-1: not one this package wrote, which always sets PX),
-// saturated rather than wrapped past the largest Duration.
-func millis(ms int64) time.Duration {
-	switch {
-	case ms <= 0:
-		return 0
-	case ms > math.MaxInt64/int64(time.Millisecond):
-		return math.MaxInt64
-	}
-	return time.Duration(ms) * time.Millisecond
+	// -2 (no key) and -1 (no expiry: not a key this package wrote,
+	// which always sets PX) are 0; past the range it saturates.
+	return redisconn.Duration(ms, time.Millisecond), nil
 }
 
 // OnOpened implements breaker.Shared.
