@@ -248,6 +248,11 @@ func (s *Store) pass() {
 		case <-s.wake:
 		}
 		for {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
 			s.mu.Lock()
 			if len(s.pending) == 0 {
 				s.pending = nil // let a flood's backing array go
