@@ -32,8 +32,10 @@
 // Across replicas, a Set given a Shared (SetOptions.Shared) shares its
 // breakers' openings, never their counts: a breaker that opens tells the
 // Shared, one whose cool-down ends asks it once before its first probe,
-// and an opening elsewhere reaches it through Set.Open. Without one, the
-// default, nothing leaves the process.
+// and a notice of an opening elsewhere makes the Set ask it too. What the
+// Shared answers is capped at the tool's own longest cool-down, and a
+// notice for a tool the Set does not serve (SetOptions.Known) is ignored.
+// Without one, the default, nothing leaves the process.
 //
 // The intended use, once per attempt of a call:
 //
@@ -181,9 +183,10 @@ type Options struct {
 // other replicas. Only openings are shared: counts stay with each replica,
 // so Allow and Record never wait on a peer. A Breaker tells its peer each
 // time it opens, and asks it once when a cool-down ends, before the first
-// probe: an opening elsewhere then extends the local cool-down. Openings
-// from elsewhere reach the breaker through Set.Open. Implementations must
-// be safe for concurrent use.
+// probe: an opening elsewhere then extends the local cool-down, by at
+// most the breaker's longest cool-down. Notices of openings elsewhere
+// reach the breaker through its Set. Implementations must be safe for
+// concurrent use.
 type Peer interface {
 	// Opened says the breaker opened here for cooldown. It is called
 	// without the breaker's lock held and must not block: publish in the

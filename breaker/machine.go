@@ -138,12 +138,15 @@ func (b *Breaker) trip(now int64) {
 }
 
 // openFor opens the breaker for d because another replica opened it: the
-// peer is not told again. An open breaker keeps the later of its own
-// cool-down and d.
+// peer is not told again. d is what the shared state says, which whoever
+// can write it chooses: it is cut to the longest cool-down this breaker
+// would draw itself. An open breaker keeps the later of its own cool-down
+// and d.
 func (b *Breaker) openFor(d time.Duration) {
 	if d <= 0 {
 		return
 	}
+	d = min(d, b.longest())
 	b.mu.Lock()
 	now := b.now()
 	until := int64(math.MaxInt64)
@@ -157,6 +160,19 @@ func (b *Breaker) openFor(d time.Duration) {
 		b.openUntil.Store(until)
 	}
 	b.unlockAndNotify()
+}
+
+// longest is the longest cool-down trip draws: Cooldown × (1 + Jitter),
+// saturated.
+func (b *Breaker) longest() time.Duration {
+	d := float64(b.s.Cooldown)
+	if b.s.Jitter > 0 {
+		d += d * b.s.Jitter
+	}
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }
 
 // mayLeaveOpen is asked when an open breaker's cool-down has passed: with

@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -18,6 +19,14 @@ type SetOptions struct {
 	// Shared, if not nil, carries openings between replicas (package
 	// breaker/redisstore); nil keeps every breaker to this process.
 	Shared Shared
+	// Known, if not nil, says whether a tool is served now (it must be
+	// safe for concurrent use). The Set then holds breakers only for
+	// known tools: an opening another replica announces for any other
+	// name is ignored, For gives a name that is not known a breaker it
+	// does not keep (its transitions are not reported), and Prune drops
+	// the breakers of tools that went away. nil means every name is
+	// known, and nothing is ever dropped.
+	Known func(tool string) bool
 }
 
 // Shared is the seam for breakers across replicas: what a Set needs of a
@@ -33,13 +42,17 @@ type Shared interface {
 	// replica (0 when on none); it may block for a bounded time, and an
 	// error means "unknown" (the local state decides).
 	Remaining(tool string) (time.Duration, error)
-	// OnOpened registers f, to be called when another replica opened
-	// tool's breaker for cooldown (what remains of it).
-	OnOpened(f func(tool string, cooldown time.Duration))
+	// OnOpened registers f, to be called with a tool's name when another
+	// replica may have opened that tool's breaker. A notice carries no
+	// duration: whoever can send one need not be trusted, so the Set asks
+	// Remaining and opens for what the shared state says, at most the
+	// tool's own longest cool-down.
+	OnOpened(f func(tool string))
 }
 
-// Set holds one Breaker per tool name, each created on first use. It is safe
-// for concurrent use.
+// Set holds one Breaker per tool name, each created on first use, and,
+// with SetOptions.Known, only for the tools served now. It is safe for
+// concurrent use.
 type Set struct {
 	defaults Settings
 	perTool  map[string]Settings // read-only after NewSet
@@ -58,15 +71,58 @@ func NewSet(defaults Settings, perTool map[string]Settings, opts SetOptions) *Se
 		s.perTool[tool] = ts
 	}
 	if opts.Shared != nil {
-		opts.Shared.OnOpened(s.Open)
+		opts.Shared.OnOpened(s.opened)
 	}
 	return s
 }
 
-// Open opens tool's breaker for cooldown because another replica opened
-// it (an open breaker keeps the later end); unlike a local opening, it is
-// not shared again.
-func (s *Set) Open(tool string, cooldown time.Duration) { s.For(tool).openFor(cooldown) }
+// opened is told that another replica may have opened tool's breaker. A
+// tool this replica does not serve is ignored before anything is asked;
+// for one it serves, the shared state decides: no opening there (no key
+// in Redis), no opening here, and never for longer than the tool's own
+// longest cool-down (an open breaker keeps the later end). Unlike a local
+// opening, it is not shared again.
+func (s *Set) opened(tool string) {
+	if !s.known(tool) {
+		return
+	}
+	d, err := s.opts.Shared.Remaining(tool)
+	if err != nil || d <= 0 {
+		return
+	}
+	s.For(tool).openFor(d)
+}
+
+func (s *Set) known(tool string) bool { return s.opts.Known == nil || s.opts.Known(tool) }
+
+// Prune drops the breakers of the tools SetOptions.Known no longer
+// reports and returns their names, sorted: call it when the tools served
+// change. A call still running on a dropped breaker records against it;
+// its transitions are no longer reported. Without Known it does nothing.
+func (s *Set) Prune() []string {
+	if s.opts.Known == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	s.breakers.Range(func(k, _ any) bool {
+		if tool := k.(string); !s.opts.Known(tool) {
+			s.breakers.Delete(tool)
+			gone = append(gone, tool)
+		}
+		return true
+	})
+	slices.Sort(gone)
+	return gone
+}
+
+// Len is how many breakers the Set holds.
+func (s *Set) Len() int {
+	n := 0
+	s.breakers.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
 
 // toolPeer is a Shared seen by one tool's breaker.
 type toolPeer struct {
@@ -78,6 +134,8 @@ func (p toolPeer) Opened(d time.Duration)            { p.shared.Opened(p.tool, d
 func (p toolPeer) Remaining() (time.Duration, error) { return p.shared.Remaining(p.tool) }
 
 // For returns tool's breaker, creating it on the first call for that name.
+// A tool that SetOptions.Known does not report (it went away between a
+// caller's lookup and this call) gets a new breaker that is not kept.
 func (s *Set) For(tool string) *Breaker {
 	if b, ok := s.breakers.Load(tool); ok {
 		return b.(*Breaker)
@@ -91,11 +149,21 @@ func (s *Set) For(tool string) *Breaker {
 	if s.opts.Shared != nil {
 		opts.Peer = toolPeer{s.opts.Shared, tool}
 	}
+	var b *Breaker
 	if f := s.opts.OnChange; f != nil {
-		opts.OnChange = func(from, to State) { f(tool, from, to) }
+		opts.OnChange = func(from, to State) {
+			// Only the breaker the Set holds reports: a dropped one's
+			// transitions would bring back the series of a tool that
+			// went away.
+			if cur, ok := s.breakers.Load(tool); ok && cur.(*Breaker) == b {
+				f(tool, from, to)
+			}
+		}
 	}
-	b := New(merge(s.perTool[tool], s.defaults), opts)
-	s.breakers.Store(tool, b)
+	b = New(merge(s.perTool[tool], s.defaults), opts)
+	if s.known(tool) {
+		s.breakers.Store(tool, b)
+	}
 	return b
 }
 

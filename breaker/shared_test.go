@@ -10,7 +10,7 @@ import (
 )
 
 // fleetShared links the Sets of one process as if they were replicas: an
-// opening on one is delivered to the others (unless deliver is off, a
+// opening on one is announced to the others (unless deliver is off, a
 // lost publication), and Remaining answers from the latest end of any
 // opening, on the bubble's clock. It is the in-process stand-in for
 // breaker/redisstore, whose own tests run against a real Redis.
@@ -26,7 +26,7 @@ type fleetShared struct {
 
 type fleetMember struct {
 	f      *fleetShared
-	onOpen func(tool string, d time.Duration)
+	onOpen func(tool string)
 	opened atomic.Int32
 }
 
@@ -59,7 +59,7 @@ func (m *fleetMember) Opened(tool string, d time.Duration) {
 	}
 	f.mu.Unlock()
 	for _, o := range others {
-		o.onOpen(tool, d)
+		o.onOpen(tool)
 	}
 }
 
@@ -77,7 +77,7 @@ func (m *fleetMember) Remaining(tool string) (time.Duration, error) {
 	return max(time.Until(f.until[tool]), 0), nil
 }
 
-func (m *fleetMember) OnOpened(fn func(tool string, d time.Duration)) { m.onOpen = fn }
+func (m *fleetMember) OnOpened(fn func(tool string)) { m.onOpen = fn }
 
 func trip(t *testing.T, b *Breaker, failures int) {
 	t.Helper()
@@ -251,5 +251,80 @@ func TestHammerShared(t *testing.T) {
 		if _, ok := s.For("u").Allow(); ok {
 			t.Fatalf("replica %d admitted a call to a tool open elsewhere", i)
 		}
+	}
+}
+
+// A notice of an opening elsewhere is no order (issue 27 item 2): a tool
+// this replica does not serve gets no breaker; a served tool opens only
+// when the shared state says so, and for at most its own longest
+// cool-down, whatever the shared state claims.
+func TestSharedNoticeIsChecked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleetShared()
+		m := f.member()
+		served := map[string]bool{"t": true}
+		var changes atomic.Int32
+		set := NewSet(Settings{Failures: 1, Cooldown: time.Minute, Jitter: 0.5}, nil, SetOptions{Shared: m,
+			Known:    func(tool string) bool { return served[tool] },
+			OnChange: func(string, State, State) { changes.Add(1) }})
+
+		m.onOpen("made-up") // unknown tool: nothing asked, nothing created
+		if n, asks := set.Len(), f.asks.Load(); n != 0 || asks != 0 {
+			t.Fatalf("a notice for a tool not served: %d breakers, %d reads of the shared state; want 0, 0", n, asks)
+		}
+		m.onOpen("t") // served, but nothing open in the shared state
+		if st := set.For("t").State(); st != Closed || changes.Load() != 0 {
+			t.Fatalf("a notice with no opening in the shared state: %v, %d transitions; want closed, 0", st, changes.Load())
+		}
+		f.mu.Lock()
+		f.until["t"] = time.Now().Add(40 * 365 * 24 * time.Hour) // a forged opening until 2066
+		f.mu.Unlock()
+		m.onOpen("t")
+		if got, want := time.Until(set.For("t").RetryAt()), 90*time.Second; got != want {
+			t.Fatalf("opened for %v by a forged 40-year opening, want the tool's longest cool-down %v", got, want)
+		}
+		time.Sleep(90 * time.Second) // the cool-down ends; the shared state still says open
+		if _, ok := set.For("t").Allow(); ok {
+			t.Fatal("a probe was admitted while the shared state holds the tool open")
+		}
+		if got, want := time.Until(set.For("t").RetryAt()), 90*time.Second; got != want {
+			t.Fatalf("re-read extended the cool-down by %v, want at most %v", got, want)
+		}
+	})
+}
+
+// Prune drops the breakers of tools no longer served, and a dropped
+// breaker's transitions are not reported; For does not keep a breaker for
+// a tool that is not served.
+func TestPruneDropsGoneTools(t *testing.T) {
+	served := map[string]bool{"a": true, "b": true}
+	var mu sync.Mutex
+	var reported []string
+	set := NewSet(Settings{Failures: 1, Cooldown: time.Minute}, nil, SetOptions{
+		Known: func(tool string) bool { mu.Lock(); defer mu.Unlock(); return served[tool] },
+		OnChange: func(tool string, from, to State) {
+			mu.Lock()
+			reported = append(reported, tool)
+			mu.Unlock()
+		}})
+	set.For("a")
+	b := set.For("b")
+	mu.Lock()
+	delete(served, "b")
+	mu.Unlock()
+	if gone := set.Prune(); len(gone) != 1 || gone[0] != "b" {
+		t.Fatalf("Prune = %q, want [b]", gone)
+	}
+	if set.Len() != 1 {
+		t.Fatalf("%d breakers after Prune, want 1", set.Len())
+	}
+	trip(t, b, 1) // a call that was running on b when it went away
+	if set.For("c"); set.Len() != 1 {
+		t.Fatal("For kept a breaker for a tool that is not served")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 0 {
+		t.Fatalf("transitions reported for dropped tools: %q", reported)
 	}
 }

@@ -169,8 +169,25 @@ func New(tools Tools, cfg Config) *Dispatcher {
 			d.maxTimeout[name] = p.MaxTimeout
 		}
 	}
-	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged, Shared: cfg.BreakerShared})
+	d.breakers = breaker.NewSet(cfg.Breaker, overrides, breaker.SetOptions{Rand: d.rand, OnChange: d.breakerChanged, Shared: cfg.BreakerShared,
+		Known: d.serves})
 	return d
+}
+
+// serves reports whether name is a tool served now, by its manifest name
+// (the only name breakers are kept under).
+func (d *Dispatcher) serves(name string) bool {
+	t, ok := d.tools.Lookup(name)
+	return ok && t.Name == name
+}
+
+// ToolsChanged drops the breakers of tools no longer served and publishes
+// a breaker.removed event for each, so that their metric series go too.
+// Call it after every change of the tools (a reload that removed some).
+func (d *Dispatcher) ToolsChanged() {
+	for _, tool := range d.breakers.Prune() {
+		d.events.Publish(EventBreakerRemoved, BreakerRemovedEvent{Tool: tool})
+	}
 }
 
 func orDefault[T comparable](v, def T) T {
@@ -219,13 +236,16 @@ func (d *Dispatcher) do(ctx context.Context, c Call) Outcome {
 	if !ok {
 		return d.refused(c, newError(KindNotFound, 0, nil, "no tool named %q (toolhost list shows the tools this server has)", c.Tool))
 	}
+	// Taken before anything is published about the tool: a tool with
+	// metric series has a breaker, so ToolsChanged removes both.
+	b := d.breakers.For(tool.Name)
 	if err := tool.ValidateContext(ctx, c.Args); err != nil {
 		return d.refused(c, validationError(ctx, tool, err))
 	}
 	if c.Budget != nil && *c.Budget <= 0 {
 		return d.refused(c, newError(KindBudgetExceeded, 0, nil, "budget is 0: no attempt of %s was made", c.Tool))
 	}
-	if b := d.breakers.For(tool.Name); b.State() == breaker.Open {
+	if b.State() == breaker.Open {
 		return d.refused(c, circuitOpen(tool.Name, 0, b))
 	}
 	if d.governor != nil && c.Priority != "" {

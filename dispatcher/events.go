@@ -13,6 +13,9 @@ const (
 	EventRetry   = "dispatch.retry"
 	EventResult  = "dispatch.result"
 	EventBreaker = "breaker.state"
+	// EventBreakerRemoved: a tool went away (ToolsChanged), and its
+	// breaker with it.
+	EventBreakerRemoved = "breaker.removed"
 )
 
 // AttemptEvent is published as each attempt starts.
@@ -64,6 +67,12 @@ type BreakerEvent struct {
 	Tool string `json:"tool"`
 	From string `json:"from"`
 	To   string `json:"to"`
+}
+
+// BreakerRemovedEvent is published when a tool's breaker is dropped
+// because the tool is no longer served.
+type BreakerRemovedEvent struct {
+	Tool string `json:"tool"`
 }
 
 func (x *dispatch) emitAttempt(n int, actx context.Context) {

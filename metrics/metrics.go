@@ -150,6 +150,15 @@ func (m *Metrics) observe(e events.Event) {
 		}
 	case dispatcher.BreakerEvent:
 		m.breaker.WithLabelValues(d.Tool).Set(breakerLevel(d.To))
+	case dispatcher.BreakerRemovedEvent:
+		// The tool is no longer served: every series naming it goes, so
+		// that series follow the tools loaded, not every name ever seen.
+		tool := prometheus.Labels{"tool": d.Tool}
+		m.breaker.DeletePartialMatch(tool)
+		m.calls.DeletePartialMatch(tool)
+		m.attempts.DeletePartialMatch(tool)
+		m.retries.DeletePartialMatch(tool)
+		m.duration.DeletePartialMatch(tool)
 	case governor.State:
 		m.quota.WithLabelValues(d.Quota, "used").Set(float64(d.Used))
 		m.quota.WithLabelValues(d.Quota, "capacity").Set(float64(d.Capacity))

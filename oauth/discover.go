@@ -40,19 +40,36 @@ func metadataURLs(issuer string) []string {
 	return append(urls, base+"/.well-known/openid-configuration"+path, base+path+"/.well-known/openid-configuration")
 }
 
-// get returns the issuer's metadata, fetching it the first time. A
+// get returns the issuer's metadata, fetching it the first time. The
+// lock is not held while it fetches: a caller never waits behind another's
+// fetch (the key set's single refresh is the only caller that fetches). A
 // document for another issuer is refused (RFC 8414 §3.3: it could be an
 // impersonation).
 func (d *discovery) get(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.meta != nil {
-		return d.meta, nil
+	meta := d.meta
+	d.mu.Unlock()
+	if meta != nil {
+		return meta, nil
 	}
+	m, err := d.find(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.meta == nil {
+		d.meta = m
+	}
+	return d.meta, nil
+}
+
+// find tries the metadata URLs in order.
+func (d *discovery) find(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 	var errs []error
 	for _, u := range metadataURLs(d.issuer) {
 		var m oauthex.AuthServerMeta
-		err := d.fetch.getJSON(ctx, u, &m)
+		err := d.fetch.getJSON(ctx, u, MaxFetchBytes, &m)
 		var se *statusError
 		if errors.As(err, &se) && se.status >= 400 && se.status < 500 {
 			errs = append(errs, err)
@@ -64,8 +81,7 @@ func (d *discovery) get(ctx context.Context) (*oauthex.AuthServerMeta, error) {
 		if m.Issuer != d.issuer {
 			return nil, fmt.Errorf("%s names issuer %q, not the configured %q (RFC 8414 §3.3)", u, m.Issuer, d.issuer)
 		}
-		d.meta = &m
-		return d.meta, nil
+		return &m, nil
 	}
 	return nil, fmt.Errorf("no authorization server metadata for issuer %s: %w", d.issuer, errors.Join(errs...))
 }

@@ -77,14 +77,15 @@ func (f *fetcher) checkURL(s string) error {
 	return fmt.Errorf("%q: the scheme must be https", s)
 }
 
-// getJSON GETs url and decodes its JSON answer into dst.
-func (f *fetcher) getJSON(ctx context.Context, url string, dst any) error {
+// getJSON GETs url and decodes its JSON answer, at most limit bytes, into
+// dst.
+func (f *fetcher) getJSON(ctx context.Context, url string, limit int, dst any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	return f.do(req, dst)
+	return f.do(req, limit, dst)
 }
 
 // postForm POSTs form to target with HTTP Basic credentials and decodes the
@@ -98,13 +99,13 @@ func (f *fetcher) postForm(ctx context.Context, target string, form url.Values, 
 	req.Header.Set("Accept", "application/json")
 	// RFC 6749 §2.3.1: the credentials are form-encoded before Basic.
 	req.SetBasicAuth(url.QueryEscape(user), url.QueryEscape(pass))
-	return f.do(req, dst)
+	return f.do(req, MaxFetchBytes, dst)
 }
 
-// do runs req within the fetch timeout; an answer that is not 200, larger
-// than MaxFetchBytes or not JSON is an error naming the URL (never its
-// credentials or body).
-func (f *fetcher) do(req *http.Request, dst any) error {
+// do runs req within the fetch timeout (and req's own deadline); an
+// answer that is not 200, larger than limit or not JSON is an error naming
+// the URL (never its credentials or body).
+func (f *fetcher) do(req *http.Request, limit int, dst any) error {
 	if err := f.checkURL(req.URL.String()); err != nil {
 		return err
 	}
@@ -123,12 +124,15 @@ func (f *fetcher) do(req *http.Request, dst any) error {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return &statusError{method: req.Method, url: req.URL.Redacted(), status: resp.StatusCode}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxFetchBytes+1))
+	if resp.ContentLength > int64(limit) {
+		return fmt.Errorf("%s %s: the answer is larger than %d bytes", req.Method, req.URL.Redacted(), limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return fmt.Errorf("%s %s: reading the answer: %w", req.Method, req.URL.Redacted(), err)
 	}
-	if len(body) > MaxFetchBytes {
-		return fmt.Errorf("%s %s: the answer is larger than %d bytes", req.Method, req.URL.Redacted(), MaxFetchBytes)
+	if len(body) > limit {
+		return fmt.Errorf("%s %s: the answer is larger than %d bytes", req.Method, req.URL.Redacted(), limit)
 	}
 	if err := json.Unmarshal(body, dst); err != nil {
 		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", req.Method, req.URL.Redacted(), err)

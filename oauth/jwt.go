@@ -46,6 +46,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, token string) (*claims, *Error
 	var raw map[string]any
 	verified := false
 	for _, key := range keys {
+		v.checks.Add(1)
 		if tok.Claims(key.Key, &raw) == nil {
 			verified = true
 			break

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -34,11 +35,13 @@ const (
 	// caused by tokens naming a key the cached set does not hold, so that
 	// a flood of made-up key ids cannot hammer the issuer.
 	DefaultRefreshInterval = 30 * time.Second
-	// DefaultKeysMaxAge is how long a fetched JWKS is used before it is
-	// fetched again on the next token, so that retired keys go away.
+	// DefaultKeysMaxAge is how long a fetched JWKS is used before the
+	// next token starts a refresh in the background (the token is checked
+	// with the keys held meanwhile), so that retired keys go away.
 	DefaultKeysMaxAge = time.Hour
 	// DefaultFetchTimeout bounds each metadata, JWKS or introspection
-	// request, connection included.
+	// request, connection included, and each key refresh as a whole
+	// (metadata and JWKS).
 	DefaultFetchTimeout = 10 * time.Second
 	// DefaultIdentityClaim is the claim whose value is the caller's
 	// identity.
@@ -151,6 +154,7 @@ type Verifier struct {
 	audiences []string
 	keys      *keySet
 	intro     *introspector
+	checks    atomic.Int64 // signature checks made, for tests of their bound
 }
 
 // New checks cfg (see Check) and returns its Verifier. It makes no
@@ -186,7 +190,7 @@ func New(cfg Config) (*Verifier, error) {
 			}
 			return disc.jwksURI(ctx)
 		},
-		fetch: f, now: now, minInterval: cfg.RefreshInterval, maxAge: cfg.KeysMaxAge, logger: cfg.Logger,
+		fetch: f, now: now, minInterval: cfg.RefreshInterval, maxAge: cfg.KeysMaxAge, deadline: cfg.FetchTimeout, logger: cfg.Logger,
 	}
 	if cfg.IntrospectionURL != "" {
 		v.intro = newIntrospector(cfg, f, now)
@@ -278,9 +282,10 @@ func origin(s string) string {
 }
 
 // Discover fetches the issuer's metadata and keys now, so that a
-// misconfigured issuer shows at start-up rather than at the first call.
+// misconfigured issuer shows at start-up rather than at the first call. It
+// waits for the fetch within ctx; the fetch goes on without it.
 func (v *Verifier) Discover(ctx context.Context) error {
-	if _, err := v.keys.refresh(ctx, true); err != nil {
+	if err := v.keys.refresh(ctx); err != nil {
 		return err
 	}
 	return nil

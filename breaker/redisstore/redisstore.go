@@ -6,6 +6,12 @@
 // stay per replica, so a closed breaker's Allow and Record never touch
 // Redis; a replica reads the key once when its own cool-down ends, before
 // its first probe, in case it missed a message.
+//
+// A message is a notice, never an order: anyone who can PUBLISH on the
+// channel can send one, so the store passes on only a well-formed tool
+// name, and the breaker.Set it serves ignores a tool it does not serve and
+// otherwise reads the tool's key (its PTTL, on Redis's clock) and opens
+// for that, at most the tool's own longest cool-down. No key, no opening.
 package redisstore
 
 import (
@@ -24,8 +30,9 @@ import (
 // openScript records an opening: KEYS[1] the tool's key, KEYS[2] the
 // channel; ARGV[1] the cool-down in ms, ARGV[2] the replica's id, ARGV[3]
 // the tool. The key keeps the later of its current end and the new one,
-// and the message carries what remains of it, so every replica opens
-// until the same moment, whatever its own clock says.
+// and the message carries what remains of it (for replicas of earlier
+// versions; this one reads the key instead), so every replica opens until
+// the same moment, whatever its own clock says.
 var openScript = redis.NewScript(`
 local ms = tonumber(ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
@@ -50,11 +57,20 @@ type Store struct {
 	once    sync.Once
 
 	mu        sync.Mutex
-	listeners []func(tool string, cooldown time.Duration)
+	listeners []func(tool string)
+	pending   []string            // notices not yet passed on, oldest first
+	queued    map[string]struct{} // the tools in pending
+	wake      chan struct{}       // a notice was queued
 
-	local atomic.Int64 // decisions taken on local state because Redis did not answer
-	lost  atomic.Int64 // openings not shared because Redis did not answer
+	local   atomic.Int64 // decisions taken on local state because Redis did not answer
+	lost    atomic.Int64 // openings not shared because Redis did not answer
+	dropped atomic.Int64 // notices dropped: malformed, or more than maxPending waiting
 }
+
+// maxPending bounds the notices waiting to be passed on: a flood of
+// made-up names costs at most this many entries, however fast it comes.
+// A notice for a tool already waiting is folded into it.
+const maxPending = 1024
 
 type opening struct {
 	tool     string
@@ -64,11 +80,13 @@ type opening struct {
 // New returns a store on conn and subscribes to other replicas' openings.
 func New(conn *redisconn.Conn) *Store {
 	s := &Store{conn: conn, id: strconv.FormatInt(time.Now().UnixNano(), 36) + fmt.Sprintf("%p", conn),
-		channel: conn.Key("brk:opened"), out: make(chan opening, 64), stop: make(chan struct{})}
+		channel: conn.Key("brk:opened"), out: make(chan opening, 64), stop: make(chan struct{}),
+		queued: map[string]struct{}{}, wake: make(chan struct{}, 1)}
 	s.sub = conn.Client.Subscribe(context.Background(), s.channel)
-	s.done.Add(2)
+	s.done.Add(3)
 	go s.listen()
 	go s.publish()
+	go s.pass()
 	return s
 }
 
@@ -89,22 +107,25 @@ func (s *Store) Opened(tool string, cooldown time.Duration) {
 // of tool on any replica, by Redis's clock. An error (Redis away) means
 // the replica's own cool-down decides; LocalDecisions counts it.
 func (s *Store) Remaining(tool string) (time.Duration, error) {
-	var d time.Duration
+	var ms int64
 	err := s.conn.Do(context.Background(), func(ctx context.Context) error {
 		var err error
-		// Negative (-1 ns, -2 ns) when the key has no expiry or is gone.
-		d, err = s.conn.Client.PTTL(ctx, s.key(tool)).Result()
+		// The raw integer: go-redis's PTTL multiplies it into a Duration,
+		// which wraps for a key set with PX beyond 292 years.
+		ms, err = s.conn.Client.Do(ctx, "PTTL", s.key(tool)).Int64()
 		return err
 	})
 	if err != nil {
 		s.local.Add(1)
 		return 0, err
 	}
-	return max(d, 0), nil
+	// -2 (no key) and -1 (no expiry: not a key this package wrote,
+	// which always sets PX) are 0; past the range it saturates.
+	return redisconn.Duration(ms, time.Millisecond), nil
 }
 
 // OnOpened implements breaker.Shared.
-func (s *Store) OnOpened(f func(tool string, cooldown time.Duration)) {
+func (s *Store) OnOpened(f func(tool string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listeners = append(s.listeners, f)
@@ -117,6 +138,11 @@ func (s *Store) LocalDecisions() int64 { return s.local.Load() }
 // LostOpenings is how many openings stayed this replica's own because
 // Redis did not answer (or too many came at once).
 func (s *Store) LostOpenings() int64 { return s.lost.Load() }
+
+// DroppedNotices is how many messages on the channel were dropped: not a
+// notice naming a valid tool name, or more than maxPending waiting at once
+// (a flood, or a replica that cannot keep up).
+func (s *Store) DroppedNotices() int64 { return s.dropped.Load() }
 
 // Close ends the subscription. It may be called more than once.
 func (s *Store) Close() error {
@@ -147,7 +173,7 @@ func (s *Store) publish() {
 	}
 }
 
-// listen delivers other replicas' openings. Each (re)subscription is
+// listen queues other replicas' notices. Each (re)subscription is
 // followed by a scan of the open keys: messages published while this
 // replica was not subscribed (it started later, or its connection
 // dropped) are lost, the keys are not.
@@ -161,30 +187,98 @@ func (s *Store) listen() {
 				go s.resync()
 			}
 		case *redis.Message:
+			// "from\nms\ntool": ms is ignored, the key is read instead.
 			from, rest, ok1 := strings.Cut(m.Payload, "\n")
-			ms, tool, ok2 := strings.Cut(rest, "\n")
-			n, err := strconv.ParseInt(ms, 10, 64)
-			if !ok1 || !ok2 || err != nil || from == s.id {
-				continue
+			_, tool, ok2 := strings.Cut(rest, "\n")
+			switch {
+			case !ok1 || !ok2 || !validName(tool):
+				s.dropped.Add(1)
+			case from != s.id:
+				s.queue(tool)
 			}
-			s.deliver(tool, time.Duration(n)*time.Millisecond)
 		}
 	}
 }
 
-func (s *Store) deliver(tool string, d time.Duration) {
-	if d <= 0 {
+// validName is the manifest's rule for tool names, ^[A-Za-z0-9_.-]{1,128}$
+// (docs/ABI.md): nothing else can be a tool this replica serves.
+func validName(tool string) bool {
+	if len(tool) == 0 || len(tool) > 128 {
+		return false
+	}
+	for i := 0; i < len(tool); i++ {
+		switch c := tool[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// queue adds a notice for tool, unless one waits already or too many do.
+func (s *Store) queue(tool string) {
+	s.mu.Lock()
+	_, dup := s.queued[tool]
+	full := !dup && len(s.pending) >= maxPending
+	if !dup && !full {
+		s.queued[tool] = struct{}{}
+		s.pending = append(s.pending, tool)
+	}
+	s.mu.Unlock()
+	if full {
+		s.dropped.Add(1)
 		return
 	}
-	s.mu.Lock()
-	ls := append([]func(string, time.Duration){}, s.listeners...)
-	s.mu.Unlock()
-	for _, f := range ls {
-		f(tool, d)
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 }
 
-// resync opens locally every tool another replica holds open now.
+// pass hands queued notices to the listeners, oldest first, off the
+// subscription's goroutine: a listener reads Redis, and the subscription
+// must keep draining meanwhile.
+func (s *Store) pass() {
+	defer s.done.Done()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		}
+		for {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+			s.mu.Lock()
+			if len(s.pending) == 0 {
+				s.pending = nil // let a flood's backing array go
+				s.mu.Unlock()
+				break
+			}
+			tool := s.pending[0]
+			s.pending = s.pending[1:]
+			delete(s.queued, tool)
+			s.mu.Unlock()
+			s.deliver(tool)
+		}
+	}
+}
+
+func (s *Store) deliver(tool string) {
+	s.mu.Lock()
+	ls := append([]func(string){}, s.listeners...)
+	s.mu.Unlock()
+	for _, f := range ls {
+		f(tool)
+	}
+}
+
+// resync gives the listeners a notice for every tool whose key is in
+// Redis now; they read the keys of the tools they serve.
 func (s *Store) resync() {
 	defer s.done.Done()
 	prefix := s.key("")
@@ -205,27 +299,12 @@ func (s *Store) resync() {
 			return // Redis went away again; the next subscription scans anew
 		}
 		for _, k := range keys {
-			s.resyncKey(k, strings.TrimPrefix(k, prefix))
+			if tool := strings.TrimPrefix(k, prefix); validName(tool) {
+				s.deliver(tool)
+			}
 		}
 		if cursor == 0 {
 			return
 		}
-	}
-}
-
-func (s *Store) resyncKey(key, tool string) {
-	var owner string
-	var ttl time.Duration
-	err := s.conn.Do(context.Background(), func(ctx context.Context) error {
-		pipe := s.conn.Client.Pipeline()
-		get, pttl := pipe.Get(ctx, key), pipe.PTTL(ctx, key)
-		if _, err := pipe.Exec(ctx); err != nil {
-			return err
-		}
-		owner, ttl = get.Val(), pttl.Val()
-		return nil
-	})
-	if err == nil && owner != s.id {
-		s.deliver(tool, ttl)
 	}
 }

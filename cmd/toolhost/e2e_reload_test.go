@@ -12,7 +12,7 @@ import (
 )
 
 // Dropping a module into a served folder adds its tools and tells MCP
-// clients; deleting it removes them.
+// clients; deleting it removes them, and their breakers.
 func TestE2EHotReload(t *testing.T) {
 	dir := testwasm.Dir(t, testwasm.WAT(t, "host/testdata/wat/echo.wat"))
 	srv := startServer(t, dir)
@@ -66,11 +66,23 @@ func TestE2EHotReload(t *testing.T) {
 	if res := callTool(t, cs, "math.eval", map[string]any{"expr": "6*7"}, nil); res.IsError || textOf(res) == "" {
 		t.Fatalf("math.eval after hot reload: %+v", res.Content)
 	}
+	removed := followEvents(t, srv.url, "breaker.removed")
 	if err := os.Remove(filepath.Join(dir, "math.wasm")); err != nil {
 		t.Fatal(err)
 	}
 	for has("math_eval") {
 		waitChange("removing math.wasm")
+	}
+	// Its breaker goes with it, and with the breaker its metric series
+	// (issue 27 item 2; TestSeriesFollowLoadedTools, metrics/, checks
+	// the series).
+	for gone := false; !gone; {
+		select {
+		case e := <-removed:
+			gone = e.Data.Tool == "math.eval"
+		case <-time.After(time.Minute):
+			t.Fatal("no breaker.removed event for math.eval after its module was removed")
+		}
 	}
 	if de := envelope(t, callTool(t, cs, "math.eval", map[string]any{"expr": "1"}, nil)); de.Kind != "not_found" {
 		t.Fatalf("math.eval after removal: %+v", de)

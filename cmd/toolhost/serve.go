@@ -23,6 +23,7 @@ import (
 	"github.com/toolhost/toolhost/metrics"
 	"github.com/toolhost/toolhost/oauth"
 	"github.com/toolhost/toolhost/plan"
+	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -212,6 +213,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		ListMeta:       warmListMeta(rt),
 	})
 	live.OnChange(srv.SetTools)
+	live.OnChange(func(*registry.Registry) { d.ToolsChanged() })
 	if f.watch {
 		go func() {
 			if err := live.Watch(ctx, 0); err != nil {

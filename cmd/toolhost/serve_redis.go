@@ -169,6 +169,9 @@ func (fl *fleet) register(reg *prometheus.Registry) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhost_breaker_unshared_openings_total",
 			Help: "Breaker openings that stayed on this replica because Redis did not answer."},
 			func() float64 { return float64(fl.breakers.LostOpenings()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "toolhost_breaker_dropped_notices_total",
+			Help: "Messages on the breaker channel dropped: not naming a valid tool, or too many waiting at once."},
+			func() float64 { return float64(fl.breakers.DroppedNotices()) }),
 	)
 }
 

@@ -158,12 +158,14 @@ func (s *Store) run(ctx context.Context, script *redis.Script, quota string, l g
 	if err != nil {
 		return governor.Result{}, fmt.Errorf("governor script answered %v; want 6 values", v)
 	}
+	// Wait and Blocked come from the quota's hash, which whoever can
+	// write Redis can set: range-checked, never wrapped.
 	return governor.Result{
 		Granted:   ints[0] == 1,
-		Wait:      time.Duration(ints[1]) * time.Microsecond,
+		Wait:      redisconn.Duration(ints[1], time.Microsecond),
 		Available: avail,
 		Used:      ints[3],
-		Blocked:   time.Duration(ints[4]) * time.Microsecond,
+		Blocked:   redisconn.Duration(ints[4], time.Microsecond),
 		Now:       time.UnixMicro(ints[5]),
 	}, nil
 }

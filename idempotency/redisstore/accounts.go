@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/internal/redisconn"
 )
 
 // Each caller's keys are accounted for in Redis beside the keys, so that
@@ -97,7 +98,7 @@ func limitError(reply []any, caller string) error {
 	}
 	err := &idempotency.LimitError{Limit: str(at(reply, 1)), Caller: caller, Held: num(2), Max: num(3)}
 	if ms := num(4); ms > 0 {
-		err.RetryAfter = time.Duration(ms) * time.Millisecond
+		err.RetryAfter = redisconn.Duration(ms, time.Millisecond)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,10 +44,49 @@ type Issuer struct {
 	// JWKSFetches, MetadataFetches and Introspections count requests.
 	JWKSFetches, MetadataFetches, Introspections atomic.Int64
 
-	mu      sync.Mutex
-	keys    []*jose.JSONWebKey // published, newest last; the newest signs
-	opaque  map[string]map[string]any
-	nextKid int
+	mu         sync.Mutex
+	keys       []*jose.JSONWebKey // published, newest last; the newest signs
+	opaque     map[string]map[string]any
+	nextKid    int
+	onJWKS     func() // called before each JWKS answer (a test stalls here)
+	onMetadata func() // called before each metadata answer
+	padding    int    // bytes of filler in the JWKS document
+}
+
+// OnJWKS makes the issuer call f before it answers each JWKS request
+// (nil: none): a test stalls the answer there.
+func (is *Issuer) OnJWKS(f func()) {
+	is.mu.Lock()
+	is.onJWKS = f
+	is.mu.Unlock()
+}
+
+// OnMetadata makes the issuer call f before it answers each metadata
+// request (nil: none).
+func (is *Issuer) OnMetadata(f func()) {
+	is.mu.Lock()
+	is.onMetadata = f
+	is.mu.Unlock()
+}
+
+// Pad adds n bytes of filler to the JWKS document (a member verifiers
+// ignore), to make a set large without many keys.
+func (is *Issuer) Pad(n int) {
+	is.mu.Lock()
+	is.padding = n
+	is.mu.Unlock()
+}
+
+// Key returns the signing key (private) with key id kid, or nil.
+func (is *Issuer) Key(kid string) *jose.JSONWebKey {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	for _, k := range is.keys {
+		if k.KeyID == kid {
+			return k
+		}
+	}
+	return nil
 }
 
 // New starts an issuer with one signing key; it stops when t ends.
@@ -73,6 +113,12 @@ func New(t testing.TB) *Issuer {
 
 func (is *Issuer) metadata(w http.ResponseWriter) {
 	is.MetadataFetches.Add(1)
+	is.mu.Lock()
+	f := is.onMetadata
+	is.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	writeJSON(w, map[string]any{
 		"issuer":                                is.URL,
 		"authorization_endpoint":                is.URL + "/authorize",
@@ -88,11 +134,19 @@ func (is *Issuer) metadata(w http.ResponseWriter) {
 func (is *Issuer) jwks(w http.ResponseWriter, _ *http.Request) {
 	is.JWKSFetches.Add(1)
 	is.mu.Lock()
-	set := jose.JSONWebKeySet{}
+	var set struct {
+		Keys    []jose.JSONWebKey `json:"keys"`
+		Padding string            `json:"padding,omitempty"`
+	}
 	for _, k := range is.keys {
 		set.Keys = append(set.Keys, k.Public())
 	}
+	set.Padding = strings.Repeat("x", is.padding)
+	f := is.onJWKS
 	is.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	writeJSON(w, set)
 }
 
