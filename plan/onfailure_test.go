@@ -3,8 +3,10 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolhost/toolhost/dispatcher"
@@ -174,4 +176,40 @@ func TestOnFailureValidated(t *testing.T) {
 	if _, err := e.Run(context.Background(), Session{Goal: "g", OnFailure: "never"}); err == nil || !strings.Contains(err.Error(), `session on_failure "never"`) {
 		t.Errorf("session: %v", err)
 	}
+}
+
+// In parallel, a step failing under skip stops nothing: the step beside
+// it in flight finishes, its dependent is skipped, and a later
+// independent step is dispatched.
+func TestSkipInParallel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDispatcher{gated: true, failStep: map[int]dispatcher.Kind{1: dispatcher.KindTimeout}}
+		plan := []Step{
+			withFailure(st(1, "write.a", `{}`), OnFailureSkip),
+			st(2, "write.b", `{}`),
+			{ID: 3, ToolName: "write.c", Args: []byte(`{}`), DependsOn: []int{1}},
+			st(4, "write.d", `{}`),
+		}
+		var res SessionResult
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			res = runSession(t, d, Static(plan), "skip in parallel", Limits{MaxParallel: 2}, nil)
+		}()
+		for _, id := range []int{1, 4, 2} {
+			synctest.Wait()
+			d.release(id)
+		}
+		<-finished
+		var kinds []string
+		for _, e := range res.Events {
+			if e.StepID != 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", e.StepID, e.Kind))
+			}
+		}
+		want := "1 step.started,2 step.started,1 step.failed,3 step.skipped,4 step.started,4 step.succeeded,2 step.succeeded"
+		if got := strings.Join(kinds, ","); got != want || res.Status != StatusCompleted || res.StepsExecuted != 3 {
+			t.Fatalf("events %s\nwant   %s\nsession %s (%s) after %d steps: %s", got, want, res.Status, res.Reason, res.StepsExecuted, res.Message)
+		}
+	})
 }
