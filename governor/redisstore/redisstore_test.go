@@ -221,12 +221,13 @@ func TestFallbackToLocalShareAndBack(t *testing.T) {
 	}
 }
 
-// BenchmarkTake is one draw's store cost, in memory and on a local Redis.
+// BenchmarkTake is one draw's store cost, in memory and on a local Redis,
+// counted under an agent as every draw now is.
 func BenchmarkTake(b *testing.B) {
-	l := governor.Limit{Capacity: 1 << 40, Interval: time.Hour, Burst: 1 << 30, Window: 10 * time.Second}
+	l := governor.Limit{Capacity: 1 << 40, Interval: time.Hour, Burst: 1 << 30, Window: 10 * time.Second, Agents: governor.DefaultMaxAgents}
 	run := func(b *testing.B, s governor.Store) {
 		for b.Loop() {
-			if _, err := s.Take(context.Background(), "q", l, governor.Draw{Cost: 1}); err != nil {
+			if _, err := s.Take(context.Background(), "q", l, governor.Draw{Cost: 1, Agent: "triage-3"}); err != nil {
 				b.Fatal(err)
 			}
 		}

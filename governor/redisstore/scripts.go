@@ -49,9 +49,13 @@ local function used()
 end
 -- agent: the name a draw (create) or a refund of name counts under.
 local function agent(name, create)
-  if name ~= 'other' and redis.call('HEXISTS', KEYS[3], name) == 1 then
-    if create then redis.call('HSET', KEYS[3], name, string.format('%d', cur)) end
-    return name
+  if name ~= 'other' then
+    local last = redis.call('HGET', KEYS[3], name)
+    if last then
+      -- Written once per bucket, not once per draw.
+      if create and tonumber(last) ~= cur then redis.call('HSET', KEYS[3], name, string.format('%d', cur)) end
+      return name
+    end
   end
   if name == 'other' or not create then return 'other' end
   if redis.call('HLEN', KEYS[3]) >= maxagents then
