@@ -36,11 +36,11 @@ type PlanStep struct {
 	DependsOn       []int           `json:"depends_on,omitempty"`
 	// OnFailure is what the executor does when the step fails: "abort",
 	// "skip" or "replan"; empty means the session's (replan by default).
-	OnFailure string `json:"on_failure,omitempty"`
-	Result          json.RawMessage `json:"result,omitempty"`
-	Error           *PlanError      `json:"error,omitempty"`
-	ReusedFrom      int             `json:"reused_from,omitempty"`
-	Revision        int             `json:"revision,omitempty"`
+	OnFailure  string          `json:"on_failure,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *PlanError      `json:"error,omitempty"`
+	ReusedFrom int             `json:"reused_from,omitempty"`
+	Revision   int             `json:"revision,omitempty"`
 }
 
 // PlanError says why a step or a plan failed: a dispatcher kind (timeout,
