@@ -24,19 +24,23 @@ type PlanInput struct {
 }
 
 // PlanStep is one step of a plan. A planner sets ID, ToolName, Args,
-// ExpectedOutcome and optionally DependsOn; the other fields come back in
-// the history. An argument value {"$ref": "/steps/N/result/..."} is
-// replaced by that part of step N's result before dispatch.
+// ExpectedOutcome and optionally DependsOn and OnFailure; the other fields
+// come back in the history. An argument value {"$ref":
+// "/steps/N/result/..."} is replaced by that part of step N's result
+// before dispatch.
 type PlanStep struct {
 	ID              int             `json:"id"`
 	ToolName        string          `json:"tool_name"`
 	Args            json.RawMessage `json:"args,omitempty"`
 	ExpectedOutcome string          `json:"expected_outcome,omitempty"`
 	DependsOn       []int           `json:"depends_on,omitempty"`
-	Result          json.RawMessage `json:"result,omitempty"`
-	Error           *PlanError      `json:"error,omitempty"`
-	ReusedFrom      int             `json:"reused_from,omitempty"`
-	Revision        int             `json:"revision,omitempty"`
+	// OnFailure is what the executor does when the step fails: "abort",
+	// "skip" or "replan"; empty means the session's (replan by default).
+	OnFailure  string          `json:"on_failure,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *PlanError      `json:"error,omitempty"`
+	ReusedFrom int             `json:"reused_from,omitempty"`
+	Revision   int             `json:"revision,omitempty"`
 }
 
 // PlanError says why a step or a plan failed: a dispatcher kind (timeout,

@@ -88,6 +88,12 @@ func (p *checker) governorSection(path []string, v any, c *Config) {
 		field{"default_block", func(path []string, v any) { p.duration(path, v, &g.DefaultBlock) }},
 		field{"max_block", func(path []string, v any) { p.duration(path, v, &g.MaxBlock) }},
 		field{"max_report_block", func(path []string, v any) { p.duration(path, v, &g.MaxReportBlock) }},
+		field{"max_agents", func(path []string, v any) {
+			p.count(path, v, &g.MaxAgents)
+			if g.MaxAgents > governor.MaxMaxAgents {
+				p.fail(path, "must be at most %d, not %d (each quota reads every named agent's usage at each status)", governor.MaxMaxAgents, g.MaxAgents)
+			}
+		}},
 		field{"priorities", func(path []string, v any) {
 			pt := p.table(path, v, "[governor.priorities]")
 			for _, tool := range slices.Sorted(maps.Keys(pt)) {

@@ -23,6 +23,7 @@ broadcast = "5s"
 max_wait = "20s"
 default_block = "2s"
 max_block = "1m"
+max_agents = 8
   [governor.priorities]
   "gh.search" = "interactive"
   "gh.crawl" = "background"
@@ -57,7 +58,7 @@ func TestParseGovernor(t *testing.T) {
 	}
 	gc := c.GovernorConfig()
 	want := governor.Config{Window: 10 * time.Second, ThrottleEnter: 0.8, ThrottleExit: 0.5, ThrottleReserve: 0.25,
-		Aging: 2 * time.Second, Broadcast: 5 * time.Second, MaxWait: 20 * time.Second, DefaultBlock: 2 * time.Second, MaxBlock: time.Minute,
+		Aging: 2 * time.Second, Broadcast: 5 * time.Second, MaxWait: 20 * time.Second, DefaultBlock: 2 * time.Second, MaxBlock: time.Minute, MaxAgents: 8,
 		Priorities: map[string]governor.Priority{"gh.search": governor.Interactive, "gh.crawl": governor.Background},
 		Quotas: []governor.Quota{
 			{Name: "github", Capacity: 600, Interval: time.Minute, Burst: 20, Hosts: []string{"api.github.com", "*.githubusercontent.com"},

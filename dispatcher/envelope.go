@@ -55,12 +55,37 @@ type DispatchError struct {
 	// RetryAfterMS is the guest's retry_after_ms on the last attempt, if
 	// it gave one; for rate_limited, when room frees, if known.
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
+	// TimeoutCapped, on a timeout, says that the caller asked for a longer
+	// per-attempt timeout than the tool allows and which setting capped
+	// it; absent otherwise. The message says the same in words.
+	TimeoutCapped *TimeoutCap `json:"timeout_capped,omitempty"`
 
 	cause error
 	// starved marks a timeout the host, not the guest, used up (see
 	// hostStarved): it does not count against the tool's breaker.
 	starved bool
 }
+
+// TimeoutCap is how a caller's toolhost/timeout_ms was capped.
+type TimeoutCap struct {
+	// RequestedMS is the caller's toolhost/timeout_ms.
+	RequestedMS int64 `json:"requested_ms"`
+	// TimeoutMS is the per-attempt timeout the call ran under.
+	TimeoutMS int64 `json:"timeout_ms"`
+	// By names the setting that capped it: CapToolTimeout or
+	// CapMaxTimeout.
+	By string `json:"by"`
+}
+
+// The settings a caller's timeout can be capped by.
+const (
+	// CapToolTimeout: the tool's own timeout (its manifest's timeout_ms,
+	// or timeout in its [tools."NAME"] section), with no max_timeout
+	// above it.
+	CapToolTimeout = "timeout"
+	// CapMaxTimeout: max_timeout in the tool's [tools."NAME"] section.
+	CapMaxTimeout = "max_timeout"
+)
 
 // Sentinels for errors.Is: a DispatchError is one of these when the kinds
 // match.

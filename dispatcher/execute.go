@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
@@ -119,6 +120,7 @@ func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *Dispat
 		derr := classify(x.tool, err, n, actx, ctx, timeout)
 		if derr.Kind == KindTimeout && ctx.Err() == nil {
 			derr.starved = hostStarved(stats, timeout)
+			x.noteCap(derr, timeout)
 		}
 		return nil, derr
 	}
@@ -179,6 +181,24 @@ func (x *dispatch) timeout() time.Duration {
 		return x.tool.Timeout
 	}
 	return min(x.c.Timeout, max(x.tool.Timeout, x.d.maxTimeout[x.tool.Name]))
+}
+
+// noteCap tells a caller whose toolhost/timeout_ms was longer than the
+// tool allows that its attempt ran under a shorter timeout, and which
+// setting decided it: without this the message names only the cap, and a
+// caller who asked for 10 s reads "did not finish within 2s" as a bug.
+func (x *dispatch) noteCap(derr *DispatchError, timeout time.Duration) {
+	if x.c.Timeout <= timeout {
+		return
+	}
+	c := &TimeoutCap{RequestedMS: x.c.Timeout.Milliseconds(), TimeoutMS: timeout.Milliseconds(), By: CapToolTimeout}
+	setting := fmt.Sprintf("the tool's timeout (its manifest's timeout_ms or [tools.%q] timeout; max_timeout there lets callers ask for more)", x.tool.Name)
+	if x.d.maxTimeout[x.tool.Name] > x.tool.Timeout {
+		c.By = CapMaxTimeout
+		setting = fmt.Sprintf("[tools.%q] max_timeout", x.tool.Name)
+	}
+	derr.TimeoutCapped = c
+	derr.Message += fmt.Sprintf("; the caller's timeout_ms %d was capped at %d by %s", c.RequestedMS, c.TimeoutMS, setting)
 }
 
 // breakerOutcome: only the tool's own failures count against it; bad input,

@@ -11,12 +11,13 @@ import (
 // after idempotency (so a replayed or joined call draws nothing) and
 // before the attempt takes a concurrency slot (*governor.Governor
 // implements it). Admit must be safe for concurrent use. It waits until the quotas the
-// tool draws on grant the call (or fails fast), and returns ctx carrying
+// tool draws on grant the call (or fails fast), counting the draws under
+// caller (the call's identity) for the governor's per-agent usage, and returns ctx carrying
 // what the call's own draws need (its priority, for egress). Its errors
 // wrap governor.ErrRateLimited (a *governor.LimitError with an estimate),
 // governor.ErrInvalid (an unknown priority class), or ctx's error.
 type Governor interface {
-	Admit(ctx context.Context, tool, priority string) (context.Context, error)
+	Admit(ctx context.Context, tool, priority, caller string) (context.Context, error)
 }
 
 // govern is one attempt's governor draw: no governor, no wait. attempts is
@@ -27,7 +28,7 @@ func (x *dispatch) govern(ctx context.Context, attempts int) (_ context.Context,
 	}
 	tool := x.tool
 	span := x.d.governorSpan(ctx, tool, x.c)
-	gctx, err := x.d.governor.Admit(ctx, tool.Name, x.c.Priority)
+	gctx, err := x.d.governor.Admit(ctx, tool.Name, x.c.Priority, x.c.Caller)
 	if err == nil {
 		span.End()
 		return gctx, nil

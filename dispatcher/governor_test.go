@@ -14,14 +14,14 @@ import (
 )
 
 type fakeGovernor struct {
-	err       error
-	tool, pri string
+	err               error
+	tool, pri, caller string
 }
 
 type govKey struct{}
 
-func (f *fakeGovernor) Admit(ctx context.Context, tool, priority string) (context.Context, error) {
-	f.tool, f.pri = tool, priority
+func (f *fakeGovernor) Admit(ctx context.Context, tool, priority, caller string) (context.Context, error) {
+	f.tool, f.pri, f.caller = tool, priority, caller
 	return context.WithValue(ctx, govKey{}, "admitted"), f.err
 }
 
@@ -52,9 +52,9 @@ func TestGovernorStep(t *testing.T) {
 			seen = nil
 			g := &fakeGovernor{err: tc.err}
 			d := New(reg, Config{Governor: g})
-			_, err := d.Call(context.Background(), Call{Tool: "gh.search", Options: Options{Priority: "interactive"}})
-			if g.tool != "gh.search" || g.pri != "interactive" {
-				t.Fatalf("Admit saw tool %q priority %q", g.tool, g.pri)
+			_, err := d.Call(context.Background(), Call{Tool: "gh.search", Options: Options{Priority: "interactive", Caller: "triage-3"}})
+			if g.tool != "gh.search" || g.pri != "interactive" || g.caller != "triage-3" {
+				t.Fatalf("Admit saw tool %q priority %q caller %q", g.tool, g.pri, g.caller)
 			}
 			if tc.err == nil {
 				if err != nil || seen != "admitted" {
@@ -105,9 +105,9 @@ type countingGov struct {
 	admits atomic.Int32
 }
 
-func (c *countingGov) Admit(ctx context.Context, tool, priority string) (context.Context, error) {
+func (c *countingGov) Admit(ctx context.Context, tool, priority, caller string) (context.Context, error) {
 	c.admits.Add(1)
-	return c.Governor.Admit(ctx, tool, priority)
+	return c.Governor.Admit(ctx, tool, priority, caller)
 }
 
 func newCountingGov(t *testing.T, capacity int64) *countingGov {

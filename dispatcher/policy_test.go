@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -53,7 +54,8 @@ func TestEgressRefusalDoesNotTripBreaker(t *testing.T) {
 
 // A caller's timeout shortens a tool's, and lengthens it only as far as
 // the operator's MaxTimeout allows: before, timeout_ms let any caller hold
-// a slot for as long as it liked.
+// a slot for as long as it liked. A capped caller is told so, and by
+// which setting: before, the envelope named only the cap.
 func TestCallerCannotLengthenTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -61,11 +63,19 @@ func TestCallerCannotLengthenTimeout(t *testing.T) {
 		caller     time.Duration
 		took       time.Duration // until the attempt ended
 		err        error
+		capped     *TimeoutCap
+		says       string
 	}{
-		{"longer is capped", 0, time.Hour, 100 * time.Millisecond, ErrTimeout},
-		{"shorter applies", 0, 10 * time.Millisecond, 10 * time.Millisecond, ErrTimeout},
-		{"operator allows more", time.Second, time.Hour, time.Second, ErrTimeout},
-		{"within the allowance", time.Hour, 2 * time.Second, 2 * time.Second, nil},
+		{"longer is capped", 0, time.Hour, 100 * time.Millisecond, ErrTimeout,
+			&TimeoutCap{RequestedMS: 3600000, TimeoutMS: 100, By: CapToolTimeout},
+			`; the caller's timeout_ms 3600000 was capped at 100 by the tool's timeout (its manifest's timeout_ms or [tools."t"] timeout; max_timeout there lets callers ask for more)`},
+		{"shorter applies", 0, 10 * time.Millisecond, 10 * time.Millisecond, ErrTimeout, nil, ""},
+		{"operator allows more", time.Second, time.Hour, time.Second, ErrTimeout,
+			&TimeoutCap{RequestedMS: 3600000, TimeoutMS: 1000, By: CapMaxTimeout},
+			`; the caller's timeout_ms 3600000 was capped at 1000 by [tools."t"] max_timeout`},
+		{"max below the tool's own", 10 * time.Millisecond, time.Hour, 100 * time.Millisecond, ErrTimeout,
+			&TimeoutCap{RequestedMS: 3600000, TimeoutMS: 100, By: CapToolTimeout}, "by the tool's timeout"},
+		{"within the allowance", time.Hour, 2 * time.Second, 2 * time.Second, nil, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -76,6 +86,16 @@ func TestCallerCannotLengthenTimeout(t *testing.T) {
 				_, err := d.Call(context.Background(), Call{Tool: "t", Options: Options{Timeout: tc.caller}})
 				if took := time.Since(start); took != tc.took || (tc.err == nil) != (err == nil) || err != nil && !errors.Is(err, tc.err) {
 					t.Fatalf("err %v after %v; want %v after %v", err, took, tc.err, tc.took)
+				}
+				if err == nil {
+					return
+				}
+				de := asDispatchError(t, err)
+				if !reflect.DeepEqual(de.TimeoutCapped, tc.capped) || !strings.Contains(de.Message, tc.says) {
+					t.Fatalf("envelope %+v (timeout_capped %+v); want timeout_capped %+v and a message saying %q", de, de.TimeoutCapped, tc.capped, tc.says)
+				}
+				if tc.capped == nil && strings.Contains(de.Message, "capped") {
+					t.Fatalf("message %q speaks of a cap that was not applied", de.Message)
 				}
 			})
 		})

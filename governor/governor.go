@@ -100,6 +100,11 @@ type Config struct {
 	// Priorities is the default class per tool name, for calls that name
 	// none; a tool not listed gets Normal.
 	Priorities map[string]Priority
+	// MaxAgents is how many agents each quota counts by name at once;
+	// draws of agents beyond it count under OtherAgent until one of the
+	// named ones has drawn nothing for a Window. 0 means
+	// DefaultMaxAgents; at most MaxMaxAgents.
+	MaxAgents int
 }
 
 func (c Config) withDefaults() Config {
@@ -118,6 +123,7 @@ func (c Config) withDefaults() Config {
 	c.DefaultBlock = cmp.Or(c.DefaultBlock, time.Second)
 	c.MaxBlock = cmp.Or(c.MaxBlock, 5*time.Minute)
 	c.MaxReportBlock = cmp.Or(c.MaxReportBlock, 30*time.Second)
+	c.MaxAgents = cmp.Or(c.MaxAgents, DefaultMaxAgents)
 	if c.Store == nil {
 		c.Store = NewMemory()
 	}
@@ -157,6 +163,9 @@ func New(cfg Config) (*Governor, error) {
 	}
 	if cfg.ThrottleReserve < 0 || cfg.ThrottleReserve > 1 {
 		return nil, fmt.Errorf("governor: throttle reserve %v is not between 0 and 1", cfg.ThrottleReserve)
+	}
+	if cfg.MaxAgents < 1 || cfg.MaxAgents > MaxMaxAgents {
+		return nil, fmt.Errorf("governor: max agents %d is not between 1 and %d", cfg.MaxAgents, MaxMaxAgents)
 	}
 	g := &Governor{cfg: cfg, quotas: make(map[string]*quota), tools: make(map[string][]toolDraw),
 		stop: make(chan struct{}), done: make(chan struct{})}
@@ -217,7 +226,7 @@ func newQuota(g *Governor, qc Quota, epoch uint64) (*quota, error) {
 	if burst < 1 {
 		return nil, fmt.Errorf("governor: quota %q: burst %d must be at least 1", qc.Name, burst)
 	}
-	l := Limit{Capacity: qc.Capacity, Interval: qc.Interval, Burst: burst, Window: g.cfg.Window}
+	l := Limit{Capacity: qc.Capacity, Interval: qc.Interval, Burst: burst, Window: g.cfg.Window, Agents: g.cfg.MaxAgents}
 	reserve := min(int64(math.Ceil(g.cfg.ThrottleReserve*float64(burst))), burst-1)
 	return &quota{g: g, name: qc.Name, limit: l, reserve: reserve, epoch: epoch, mode: ModeNormal}, nil
 }
@@ -230,6 +239,8 @@ type Request struct {
 	Cost int64
 	// Priority is the draw's class.
 	Priority Priority
+	// Agent names who draws, for the per-agent usage (see CleanAgent).
+	Agent string
 }
 
 // Grant is a granted draw.
@@ -256,7 +267,7 @@ func (g *Governor) Acquire(ctx context.Context, r Request) (Grant, error) {
 	if r.Priority < Background || r.Priority > Critical {
 		return Grant{}, fmt.Errorf("%w: %v", ErrInvalid, r.Priority)
 	}
-	waited, err := q.acquire(ctx, cost, r.Priority)
+	waited, err := q.acquire(ctx, cost, r.Priority, CleanAgent(r.Agent))
 	if err != nil {
 		return Grant{}, err
 	}
@@ -304,10 +315,11 @@ func (g *Governor) Status(ctx context.Context) []State {
 
 // Admit is the dispatcher's step: it resolves the call's priority (the
 // given class name; if empty, the tool's default; else normal), draws each
-// quota the tool draws on, and returns ctx carrying the priority for the
-// draws the call's egress makes. An unknown priority name is an error
-// wrapping ErrInvalid.
-func (g *Governor) Admit(ctx context.Context, tool, priority string) (context.Context, error) {
+// quota the tool draws on, counted under caller (the call's identity), and
+// returns ctx carrying the priority and the caller for the draws the
+// call's egress makes. An unknown priority name is an error wrapping
+// ErrInvalid.
+func (g *Governor) Admit(ctx context.Context, tool, priority, caller string) (context.Context, error) {
 	p, ok := g.cfg.Priorities[tool]
 	if !ok {
 		p = Normal
@@ -318,15 +330,16 @@ func (g *Governor) Admit(ctx context.Context, tool, priority string) (context.Co
 			return ctx, err
 		}
 	}
-	ctx = WithPriority(ctx, p)
+	agent := CleanAgent(caller)
+	ctx = WithAgent(WithPriority(ctx, p), agent)
 	draws := g.tools[tool]
 	for i, d := range draws {
-		if _, err := d.quota.acquire(ctx, d.cost, p); err != nil {
+		if _, err := d.quota.acquire(ctx, d.cost, p, agent); err != nil {
 			// All or nothing: the quotas already drawn get their tokens
 			// back, or a call refused by its second quota would spend its
 			// first for nothing.
 			for _, done := range draws[:i] {
-				done.quota.refund(ctx, done.cost)
+				done.quota.refund(ctx, done.cost, agent)
 			}
 			return ctx, err
 		}
@@ -335,18 +348,20 @@ func (g *Governor) Admit(ctx context.Context, tool, priority string) (context.Co
 }
 
 // AcquireHost draws one token from every quota whose Hosts match hostname
-// and port, at the priority ctx carries (normal without one). Hosts that
-// match no quota are not limited.
+// and port, at the priority ctx carries (normal without one), counted
+// under the agent it carries (see WithAgent). Hosts that match no quota
+// are not limited.
 func (g *Governor) AcquireHost(ctx context.Context, hostname, port string) error {
 	p, ok := PriorityFrom(ctx)
 	if !ok {
 		p = Normal
 	}
+	agent := CleanAgent(AgentFrom(ctx))
 	quotas := g.hostQuotas(hostname, port)
 	for i, q := range quotas {
-		if _, err := q.acquire(ctx, 1, p); err != nil {
+		if _, err := q.acquire(ctx, 1, p, agent); err != nil {
 			for _, done := range quotas[:i] {
-				done.refund(ctx, 1) // all or nothing, as in Admit
+				done.refund(ctx, 1, agent) // all or nothing, as in Admit
 			}
 			return err
 		}

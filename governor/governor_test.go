@@ -395,22 +395,22 @@ func TestPeriodicBroadcast(t *testing.T) {
 func TestAdmit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newTest(t, 10, 4, Config{Priorities: map[string]Priority{"gh.crawl": Background}})
-		ctx, err := g.Admit(context.Background(), "gh.search", "interactive")
+		ctx, err := g.Admit(context.Background(), "gh.search", "interactive", "")
 		if p, _ := PriorityFrom(ctx); err != nil || p != Interactive {
 			t.Fatalf("Admit: %v, priority %v", err, p)
 		}
 		if s := g.Status(context.Background())[0]; s.Used != 2 {
 			t.Fatalf("gh.search drew %d tokens, want 2", s.Used)
 		}
-		ctx, _ = g.Admit(context.Background(), "gh.crawl", "")
+		ctx, _ = g.Admit(context.Background(), "gh.crawl", "", "")
 		if p, _ := PriorityFrom(ctx); p != Background {
 			t.Fatalf("default priority %v, want background", p)
 		}
-		ctx, _ = g.Admit(context.Background(), "other", "")
+		ctx, _ = g.Admit(context.Background(), "other", "", "")
 		if p, _ := PriorityFrom(ctx); p != Normal {
 			t.Fatalf("priority %v, want normal", p)
 		}
-		if _, err := g.Admit(context.Background(), "other", "urgent"); !errors.Is(err, ErrInvalid) {
+		if _, err := g.Admit(context.Background(), "other", "urgent", ""); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("unknown priority: %v, want ErrInvalid", err)
 		}
 		if s := g.Status(context.Background())[0]; s.Used != 2 {
@@ -491,7 +491,7 @@ func TestAdmitAllOrNothing(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		if _, err := g.Admit(ctx, "gh.search", ""); err == nil {
+		if _, err := g.Admit(ctx, "gh.search", "", ""); err == nil {
 			t.Fatal("Admit succeeded while its second quota is blocked")
 		}
 		for _, s := range g.Status(context.Background()) {

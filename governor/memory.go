@@ -25,6 +25,9 @@ type memPool struct {
 	tat          time.Time
 	blockedUntil time.Time
 	buckets      [usageBuckets]bucket
+	// agents is each agent's usage, in buckets as the quota's; at most
+	// Limit.Agents names plus OtherAgent (see agent).
+	agents map[string]*[usageBuckets]bucket
 }
 
 type bucket struct {
@@ -62,7 +65,7 @@ func (m *Memory) Take(_ context.Context, quota string, l Limit, d Draw) (Result,
 	over := next.Sub(now) - limit
 	if over <= 0 && !now.Before(p.blockedUntil) {
 		p.tat = next
-		p.record(now, l, d.Cost)
+		p.record(now, l, d.Cost, p.agent(now, l, d.Agent, true))
 		return p.result(now, l, true, 0), nil
 	}
 	wait := max(over, p.blockedUntil.Sub(now), 0)
@@ -90,13 +93,13 @@ func (m *Memory) Block(_ context.Context, quota string, l Limit, dur time.Durati
 // current bucket, which is the draw's bucket unless the draw waited across
 // a bucket boundary; either way the window's sum is right until the draw's
 // bucket ages out.
-func (m *Memory) Refund(_ context.Context, quota string, l Limit, cost int64) error {
+func (m *Memory) Refund(_ context.Context, quota string, l Limit, cost int64, agent string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
 	p := m.pool(quota)
 	p.tat = later(p.tat.Add(-time.Duration(cost)*l.Emission()), now)
-	p.record(now, l, -cost)
+	p.record(now, l, -cost, p.agent(now, l, agent, false))
 	return nil
 }
 
@@ -104,7 +107,16 @@ func (m *Memory) Refund(_ context.Context, quota string, l Limit, cost int64) er
 func (m *Memory) Peek(_ context.Context, quota string, l Limit) (Result, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.pool(quota).result(time.Now(), l, false, 0), nil
+	now := time.Now()
+	p := m.pool(quota)
+	r := p.result(now, l, false, 0)
+	r.Agents = make(map[string]int64, len(p.agents))
+	for name, ring := range p.agents {
+		if n := sumWindow(ring, now, l); n != 0 {
+			r.Agents[name] = n
+		}
+	}
+	return r, nil
 }
 
 func (p *memPool) result(now time.Time, l Limit, granted bool, wait time.Duration) Result {
@@ -119,25 +131,83 @@ func (p *memPool) result(now time.Time, l Limit, granted bool, wait time.Duratio
 
 func bucketWidth(l Limit) int64 { return max(int64(l.Window)/usageBuckets, 1) }
 
-func (p *memPool) record(now time.Time, l Limit, cost int64) {
+// record counts cost in the quota's window and in the agent's ring.
+func (p *memPool) record(now time.Time, l Limit, cost int64, agent *[usageBuckets]bucket) {
+	add(&p.buckets, now, l, cost)
+	add(agent, now, l, cost)
+}
+
+func add(ring *[usageBuckets]bucket, now time.Time, l Limit, cost int64) {
 	idx := now.UnixNano() / bucketWidth(l)
-	b := &p.buckets[idx%usageBuckets]
+	b := &ring[idx%usageBuckets]
 	if b.index != idx {
 		*b = bucket{index: idx}
 	}
 	b.used += cost
 }
 
+// agent returns the ring that counts name's draws. A name not counted yet
+// gets a ring of its own while fewer than l.Agents others drew in the
+// window (agents whose draws all aged out are forgotten first), else
+// OtherAgent's; so the map never holds more than l.Agents+1 rings. A
+// refund (create false) of a name not counted goes to OtherAgent, where
+// its draw went.
+func (p *memPool) agent(now time.Time, l Limit, name string, create bool) *[usageBuckets]bucket {
+	if ring, ok := p.agents[name]; ok {
+		return ring
+	}
+	if p.agents == nil {
+		p.agents = make(map[string]*[usageBuckets]bucket)
+	}
+	if create && p.named() >= l.Agents {
+		for n, ring := range p.agents {
+			if n != OtherAgent && !active(ring, now, l) {
+				delete(p.agents, n)
+			}
+		}
+	}
+	if !create || p.named() >= l.Agents {
+		name = OtherAgent
+		if ring, ok := p.agents[name]; ok {
+			return ring
+		}
+	}
+	ring := new([usageBuckets]bucket)
+	p.agents[name] = ring
+	return ring
+}
+
+// named is how many rings belong to agents by name.
+func (p *memPool) named() int {
+	if _, ok := p.agents[OtherAgent]; ok {
+		return len(p.agents) - 1
+	}
+	return len(p.agents)
+}
+
 // used sums the buckets inside the window ending now.
-func (p *memPool) used(now time.Time, l Limit) int64 {
+func (p *memPool) used(now time.Time, l Limit) int64 { return sumWindow(&p.buckets, now, l) }
+
+func sumWindow(ring *[usageBuckets]bucket, now time.Time, l Limit) int64 {
 	cur := now.UnixNano() / bucketWidth(l)
 	var sum int64
-	for _, b := range p.buckets {
+	for _, b := range ring {
 		if b.index > cur-usageBuckets && b.index <= cur {
 			sum += b.used
 		}
 	}
 	return sum
+}
+
+// active says whether any of ring's draws is still inside the window.
+func active(ring *[usageBuckets]bucket, now time.Time, l Limit) bool {
+	cur := now.UnixNano() / bucketWidth(l)
+	for _, b := range ring {
+		if b.index > cur-usageBuckets && b.index <= cur && b.used != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func later(a, b time.Time) time.Time {

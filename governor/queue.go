@@ -32,11 +32,13 @@ type quota struct {
 	used         int64
 	available    float64
 	blockedUntil time.Time
+	agents       map[string]int64 // per agent over the window, as of the last Peek
 }
 
 type waiter struct {
 	prio     Priority
 	cost     int64
+	agent    string
 	since    time.Time
 	deadline time.Time
 	seq      uint64
@@ -71,8 +73,9 @@ func (q *quota) reserveFor(rank int) int64 {
 	}
 }
 
-// acquire waits in line for cost tokens and returns how long it waited.
-func (q *quota) acquire(ctx context.Context, cost int64, prio Priority) (time.Duration, error) {
+// acquire waits in line for cost tokens, counted under agent, and returns
+// how long it waited.
+func (q *quota) acquire(ctx context.Context, cost int64, prio Priority, agent string) (time.Duration, error) {
 	// A cancelled caller gets nothing; one whose deadline has passed
 	// still gets tokens that are there now, or a refusal with an estimate.
 	if errors.Is(ctx.Err(), context.Canceled) {
@@ -83,7 +86,7 @@ func (q *quota) acquire(ctx context.Context, cost int64, prio Priority) (time.Du
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	w := &waiter{prio: prio, cost: cost, since: now, deadline: deadline, done: make(chan struct{})}
+	w := &waiter{prio: prio, cost: cost, agent: agent, since: now, deadline: deadline, done: make(chan struct{})}
 	q.mu.Lock()
 	w.seq = q.seq
 	q.seq++
@@ -133,7 +136,7 @@ func (q *quota) pump(ctx context.Context) {
 			return cmp.Compare(a.seq, b.seq)
 		})
 		head := q.waiters[0]
-		res, err := q.g.cfg.Store.Take(ctx, q.name, q.limit, Draw{Cost: head.cost, Reserve: q.reserveFor(q.rank(head, now))})
+		res, err := q.g.cfg.Store.Take(ctx, q.name, q.limit, Draw{Cost: head.cost, Reserve: q.reserveFor(q.rank(head, now)), Agent: head.agent})
 		if err != nil {
 			q.waiters = q.waiters[1:]
 			head.decide(fmt.Errorf("quota %s: store: %w", q.name, err))
@@ -250,6 +253,6 @@ func (q *quota) stopTimers() {
 // refund returns cost tokens to the pool (see Store.Refund). A store error
 // is dropped: the call has already failed for another reason, and a lost
 // refund costs only throughput, never correctness.
-func (q *quota) refund(ctx context.Context, cost int64) {
-	_ = q.g.cfg.Store.Refund(context.WithoutCancel(ctx), q.name, q.limit, cost)
+func (q *quota) refund(ctx context.Context, cost int64, agent string) {
+	_ = q.g.cfg.Store.Refund(context.WithoutCancel(ctx), q.name, q.limit, cost, agent)
 }

@@ -28,8 +28,10 @@ type AcquireParams struct {
 	Priority string `json:"priority,omitempty"`
 	// Cost is the tokens drawn; 0 means 1.
 	Cost int64 `json:"cost,omitempty"`
-	// Agent names who draws; it is echoed in the result and changes
-	// nothing.
+	// Agent names who draws: the draw counts under it in the quota's
+	// per-agent usage (governor.status), and it is echoed in the result.
+	// At most MaxAgentLen bytes, no control characters; empty counts
+	// as the anonymous agent "".
 	Agent string `json:"agent,omitempty"`
 	// WaitMS is how long the agent will wait in line; absent means the
 	// governor's MaxWait, 0 means "grant now or refuse".
@@ -238,6 +240,9 @@ func (g *Governor) rpcAcquire(ctx context.Context, p AcquireParams) (any, *RPCEr
 			return nil, toRPCError(err)
 		}
 	}
+	if problem := agentProblem(p.Agent); problem != "" {
+		return nil, invalidParams("governor.acquire: " + problem)
+	}
 	if p.WaitMS != nil {
 		if *p.WaitMS < 0 {
 			return nil, invalidParams("wait_ms must be >= 0")
@@ -246,7 +251,7 @@ func (g *Governor) rpcAcquire(ctx context.Context, p AcquireParams) (any, *RPCEr
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(*p.WaitMS)*time.Millisecond)
 		defer cancel()
 	}
-	gr, err := g.Acquire(ctx, Request{Quota: p.Quota, Cost: p.Cost, Priority: prio})
+	gr, err := g.Acquire(ctx, Request{Quota: p.Quota, Cost: p.Cost, Priority: prio, Agent: p.Agent})
 	if err != nil {
 		return nil, toRPCError(err)
 	}
@@ -255,6 +260,9 @@ func (g *Governor) rpcAcquire(ctx context.Context, p AcquireParams) (any, *RPCEr
 		q.mu.Lock()
 		res.State = q.stateLocked()
 		q.mu.Unlock()
+		// Agents are read at Peek, not at a draw: the ones here would be
+		// stale, so they are left to governor.status.
+		res.State.Agents = nil
 	}
 	return res, nil
 }

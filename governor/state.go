@@ -1,6 +1,7 @@
 package governor
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -48,6 +49,19 @@ type State struct {
 	Waiting int `json:"waiting"`
 	// Limit is the quota's shape.
 	Limit LimitInfo `json:"limit"`
+	// Agents is the cost granted over the last Window per agent (a
+	// governor.acquire's agent, a tool call's caller identity, "" for
+	// an anonymous one), at most Config.MaxAgents names plus
+	// OtherAgent. Status and the governor.state events carry it, read
+	// from the store with the rest of the state; it is absent where it
+	// was not read (the state in a governor.acquire result).
+	Agents map[string]AgentUsage `json:"agents,omitzero"`
+}
+
+// AgentUsage is one agent's share of a quota.
+type AgentUsage struct {
+	// Used is the cost granted to the agent over the last Window.
+	Used int64 `json:"used"`
 }
 
 // LimitInfo is a quota's shape as reported in State.
@@ -63,6 +77,9 @@ type LimitInfo struct {
 func (q *quota) observe(res Result) {
 	q.used = res.Used
 	q.available = res.Available
+	if res.Agents != nil {
+		q.agents = res.Agents
+	}
 	ratio := float64(res.Used) / q.limit.Allowance()
 	switch {
 	case !q.throttled && ratio >= q.g.cfg.ThrottleEnter:
@@ -87,6 +104,13 @@ func (q *quota) observe(res Result) {
 	}
 	q.mode, q.blockedUntil = mode, until
 	q.epoch++
+	if res.Agents == nil && q.g.cfg.Events.Enabled() {
+		// A draw's answer has no agents: read them, so that the event
+		// is the whole state. Mode changes are rare; draws are not.
+		if r, err := q.g.cfg.Store.Peek(context.Background(), q.name, q.limit); err == nil {
+			q.agents = r.Agents
+		}
+	}
 	q.publish(q.stateLocked())
 	if sh, ok := q.g.cfg.Store.(Shared); ok {
 		sh.Changed(q.name)
@@ -101,6 +125,10 @@ func (q *quota) stateLocked() State {
 	if !q.blockedUntil.IsZero() {
 		t := q.blockedUntil.UTC()
 		s.BlockedUntil = &t
+	}
+	s.Agents = make(map[string]AgentUsage, len(q.agents))
+	for name, used := range q.agents {
+		s.Agents[name] = AgentUsage{Used: used}
 	}
 	return s
 }

@@ -30,18 +30,26 @@ type Store interface {
 	Peek(ctx context.Context, quota string, l Limit) (Result, error)
 	// Refund gives back cost tokens a Take granted for a purpose that fell
 	// through (another quota of the same call refused): the pool gets them
-	// back, never beyond full, and the usage window stops counting them.
-	Refund(ctx context.Context, quota string, l Limit, cost int64) error
+	// back, never beyond full, and the usage window stops counting them,
+	// for the quota and for agent (the Draw's Agent).
+	Refund(ctx context.Context, quota string, l Limit, cost int64, agent string) error
 }
 
 // Limit is a quota's shape: Capacity tokens per Interval, at most Burst at
-// once, usage measured over Window.
+// once, usage measured over Window, for at most Agents named agents at
+// once (the rest fold into OtherAgent).
 type Limit struct {
 	Capacity int64
 	Interval time.Duration
 	Burst    int64
 	Window   time.Duration
+	Agents   int
 }
+
+// OtherAgent is the name under which a store counts the draws of agents
+// beyond a quota's Limit.Agents: an agent that draws while that many
+// others drew in the window is counted here until one of them ages out.
+const OtherAgent = "other"
 
 // Emission is the time one token takes to come back: Interval/Capacity,
 // rounded up to the nanosecond so that rounding never grants more than
@@ -63,6 +71,11 @@ type Draw struct {
 	// Reserve is how many tokens must remain after the draw (throttle
 	// mode keeps them for higher classes); 0 for none.
 	Reserve int64
+	// Agent is who draws (a governor.acquire's agent, a tool call's
+	// caller identity; empty for an anonymous one), already cleaned by
+	// the governor (see CleanAgent). The store counts its usage over the
+	// window, beside the quota's.
+	Agent string
 }
 
 // Result is a store's answer.
@@ -80,6 +93,11 @@ type Result struct {
 	Blocked time.Duration
 	// Now is the store's clock when it answered.
 	Now time.Time
+	// Agents is the cost granted over the last Window per agent, at most
+	// Limit.Agents names plus OtherAgent; their sum is Used. Peek always
+	// reports it (empty, not nil, when nobody drew); Take and Block leave
+	// it nil, so that a draw costs no read of every agent's usage.
+	Agents map[string]int64
 }
 
 // Shared is implemented by a Store that several replicas share (Redis):

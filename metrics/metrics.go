@@ -6,6 +6,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,10 @@ type Metrics struct {
 	breaker  *prometheus.GaugeVec
 	dropped  prometheus.Counter
 	quota    *prometheus.GaugeVec
+	agent    *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	agents map[string]map[string]bool // quota → agents with a series now
 }
 
 // Gauges are read when Prometheus scrapes; nil fields are left out.
@@ -67,8 +72,13 @@ func New(g Gauges) *Metrics {
 			Name: "toolhost_governor_level",
 			Help: "Governor quota levels from governor.state: used and capacity over the throttle window, available tokens, waiting draws, mode (0 normal, 1 throttled, 2 blocked).",
 		}, []string{"quota", "level"}),
+		agent: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "toolhost_governor_agent_used",
+			Help: "Cost granted per agent (governor.acquire's agent, a tool call's caller) over a quota's throttle window, from governor.state; at most [governor] max_agents names per quota, the rest under agent=\"other\".",
+		}, []string{"quota", "agent"}),
+		agents: make(map[string]map[string]bool),
 	}
-	m.reg.MustRegister(m.calls, m.attempts, m.retries, m.duration, m.breaker, m.dropped, m.quota,
+	m.reg.MustRegister(m.calls, m.attempts, m.retries, m.duration, m.breaker, m.dropped, m.quota, m.agent,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if g.InFlight != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -165,7 +175,30 @@ func (m *Metrics) observe(e events.Event) {
 		m.quota.WithLabelValues(d.Quota, "available").Set(d.Available)
 		m.quota.WithLabelValues(d.Quota, "waiting").Set(float64(d.Waiting))
 		m.quota.WithLabelValues(d.Quota, "mode").Set(modeLevel(d.Mode))
+		if d.Agents != nil {
+			m.observeAgents(d.Quota, d.Agents)
+		}
 	}
+}
+
+// observeAgents sets a quota's per-agent series to the state's, and
+// deletes the series of agents that left the window: the store bounds the
+// agents in one state, and only this keeps the series over time as few.
+func (m *Metrics) observeAgents(quota string, agents map[string]governor.AgentUsage) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := make(map[string]bool, len(agents))
+	for name, u := range agents {
+		name = governor.CleanAgent(name) // label values must be UTF-8; control characters have no place there
+		now[name] = true
+		m.agent.WithLabelValues(quota, name).Set(float64(u.Used))
+	}
+	for name := range m.agents[quota] {
+		if !now[name] {
+			m.agent.DeleteLabelValues(quota, name)
+		}
+	}
+	m.agents[quota] = now
 }
 
 func modeLevel(m governor.Mode) float64 {

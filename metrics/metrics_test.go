@@ -29,7 +29,13 @@ func TestMetricsFromEvents(t *testing.T) {
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindTimeout, Attempts: 1, DurationMS: 2000})
 	bus.Publish(dispatcher.EventResult, dispatcher.ResultEvent{Tool: "t", Kind: dispatcher.KindInternal, Attempts: 1, Cancelled: true})
 	bus.Publish(dispatcher.EventBreaker, dispatcher.BreakerEvent{Tool: "t", From: "closed", To: "open"})
+	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3,
+		Agents: map[string]governor.AgentUsage{"triage-3": {Used: 60}, "gone": {Used: 5}, "": {Used: 25}}})
+	// A state without agents (an acquire's) changes no agent series; the
+	// next with agents drops the series of an agent that left the window.
 	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3})
+	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3,
+		Agents: map[string]governor.AgentUsage{"triage-3": {Used: 60}, "": {Used: 25}, "bad\nname\x00": {Used: 5}}})
 	bus.CloseSubscribers() // Follow drains what was published, then returns
 	<-done
 	cancel()
@@ -51,9 +57,15 @@ func TestMetricsFromEvents(t *testing.T) {
 		`toolhost_governor_level{level="mode",quota="api"} 1`,
 		`toolhost_governor_level{level="used",quota="api"} 90`,
 		`toolhost_governor_level{level="available",quota="api"} 2.5`,
+		`toolhost_governor_agent_used{agent="triage-3",quota="api"} 60`,
+		`toolhost_governor_agent_used{agent="",quota="api"} 25`,
+		"toolhost_governor_agent_used{agent=\"bad\uFFFDname\uFFFD\",quota=\"api\"} 5",
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %q", want)
 		}
+	}
+	if strings.Contains(string(body), `agent="gone"`) {
+		t.Errorf("an agent that left the window keeps its series:\n%s", body)
 	}
 }

@@ -42,6 +42,10 @@ const (
 	EventStepReused EventKind = "step.reused"
 	// EventStepRefused records the step that would have exceeded MaxSteps.
 	EventStepRefused EventKind = "step.refused"
+	// EventStepSkipped records a step that did not run because a step it
+	// depends on failed under on_failure skip (or was skipped): its error
+	// (kind skipped) names that step. It is not charged to MaxSteps.
+	EventStepSkipped EventKind = "step.skipped"
 	// EventSessionEnd closes the log with the status and reason.
 	EventSessionEnd EventKind = "session.end"
 )
@@ -90,7 +94,12 @@ type Event struct {
 	DelayMS float64 `json:"delay_ms,omitempty"`
 	// step.failed: the failure ends the session rather than replanning.
 	Fatal bool `json:"fatal,omitempty"`
-	// step.failed, step.retry, plan.rejected, plan.error and session.end.
+	// step.failed: the way forward taken, when it is abort or skip
+	// (absent: replan, or fatal). session.start: the session's default,
+	// when one was set.
+	OnFailure OnFailure `json:"on_failure,omitempty"`
+	// step.failed, step.skipped, step.retry, plan.rejected, plan.error
+	// and session.end.
 	Error *Error `json:"error,omitempty"`
 
 	// session.end

@@ -67,6 +67,9 @@ type Session struct {
 	Goal string
 	// Limits are the budgets; zero fields mean the defaults.
 	Limits Limits
+	// OnFailure is what the executor does when a step that sets no
+	// on_failure of its own fails; empty means OnFailureReplan.
+	OnFailure OnFailure
 }
 
 // Executor runs plan sessions. It is immutable and safe for concurrent
@@ -104,7 +107,10 @@ func (e *Executor) Run(ctx context.Context, s Session) (SessionResult, error) {
 	} else if !ValidSessionID(s.ID) {
 		return SessionResult{}, fmt.Errorf("plan: session id %q does not match ^[A-Za-z0-9_.-]{1,64}$", s.ID)
 	}
-	r := &run{cfg: &e.cfg, id: s.ID, goal: s.Goal, lim: s.Limits.resolve(), f: newFolder(), keys: map[string]int{}}
+	if err := checkOnFailure(0, "session on_failure", s.OnFailure); err != nil {
+		return SessionResult{}, fmt.Errorf("plan: %s", err.Message)
+	}
+	r := &run{cfg: &e.cfg, id: s.ID, goal: s.Goal, lim: s.Limits.resolve(), onFailure: s.OnFailure, f: newFolder(), keys: map[string]int{}}
 	r.session(ctx)
 	return r.f.res, nil
 }
@@ -118,17 +124,19 @@ func newSessionID() string {
 // run is one session's state: the folder (the log's fold, which every
 // decision reads) and the bookkeeping of steps in flight.
 type run struct {
-	cfg     *Config
-	id      string
-	goal    string
-	lim     Limits
-	f       *folder
-	seq     uint64
-	retries retryQueue
-	keys    map[string]int // idempotency key → step id, for steps in flight
-	held    int            // bytes of arguments and results the log holds (see Bounds)
-	deps    map[int][]int  // the current plan's dependencies by step id
-	stepOf  map[int]Step   // the current plan's steps by id
+	cfg  *Config
+	id   string
+	goal string
+	lim  Limits
+	// onFailure is the session's default way forward ("" for replan).
+	onFailure OnFailure
+	f         *folder
+	seq       uint64
+	retries   retryQueue
+	keys      map[string]int // idempotency key → step id, for steps in flight
+	held      int            // bytes of arguments and results the log holds (see Bounds)
+	deps      map[int][]int  // the current plan's dependencies by step id
+	stepOf    map[int]Step   // the current plan's steps by id
 }
 
 // emit stamps an event, folds it, and hands it on.
@@ -156,7 +164,7 @@ func (r *run) emit(e Event) {
 // the goal is met or a budget, the planner or the caller ends it.
 func (r *run) session(ctx context.Context) {
 	lim := r.lim
-	r.emit(Event{Kind: EventSessionStart, SessionID: r.id, Goal: r.goal, Limits: &lim})
+	r.emit(Event{Kind: EventSessionStart, SessionID: r.id, Goal: r.goal, Limits: &lim, OnFailure: r.onFailure})
 	var cause *Error
 	for {
 		if ctx.Err() != nil {

@@ -25,6 +25,9 @@ type File struct {
 	// fresh random id. Running a plan again under the same id within the
 	// dispatcher's replay window replays the steps that already ran.
 	SessionID string `json:"session_id,omitempty" jsonschema:"pattern=^[A-Za-z0-9_.-]{1\\,64}$"`
+	// OnFailure is what the executor does when a step that says nothing
+	// itself fails (Session.OnFailure); absent means replan.
+	OnFailure OnFailure `json:"on_failure,omitempty"`
 }
 
 // Limits returns the file's budgets (zero fields for absent ones, which
@@ -74,6 +77,9 @@ func ParseFile(b []byte) (*File, error) {
 		return nil, err
 	}
 	if err := checkRange("max_parallel", f.MaxParallel, 1, MaxMaxParallel); err != nil {
+		return nil, err
+	}
+	if err := checkOnFailure(0, "plan file: on_failure", f.OnFailure); err != nil {
 		return nil, err
 	}
 	if f.SessionID != "" && !ValidSessionID(f.SessionID) {

@@ -22,8 +22,9 @@ type Reason string
 
 // The reasons. A completed session always has ReasonGoalMet.
 const (
-	// ReasonGoalMet: every step of the last revision succeeded or was
-	// reused.
+	// ReasonGoalMet: every step of the last revision succeeded, was
+	// reused, or failed under on_failure skip (or was skipped because of
+	// one: the message counts them).
 	ReasonGoalMet Reason = "goal_met"
 	// ReasonStepBudget: a step was refused because MaxSteps steps had run.
 	ReasonStepBudget Reason = "step_budget"
@@ -38,6 +39,8 @@ const (
 	ReasonFatal Reason = "fatal_error"
 	// ReasonCancelled: the caller's context ended the session.
 	ReasonCancelled Reason = "cancelled"
+	// ReasonAborted: a step whose on_failure is abort failed.
+	ReasonAborted Reason = "aborted"
 )
 
 // Revision is one adopted plan.
@@ -143,13 +146,13 @@ func (f *folder) apply(e Event) {
 				f.succeeded[id] = s.ID
 			}
 		}
-	case EventStepFailed:
+	case EventStepFailed, EventStepSkipped:
 		s, ok := f.running[e.StepID]
 		if ok {
 			delete(f.running, e.StepID)
 		} else {
-			// Failed before dispatch (a reference that did not resolve):
-			// the step as planned.
+			// Failed before dispatch (a reference that did not resolve),
+			// or skipped: the step as planned.
 			s, _ = f.planned(e.StepID)
 			s.Revision = e.Revision
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,13 +20,15 @@ type outcome struct {
 }
 
 // rank orders outcomes when several happen in one revision: the caller
-// going away beats a fatal error, which beats a refused step, which beats
-// a replannable failure.
+// going away beats a fatal error, which beats an abort, which beats a
+// refused step, which beats a replannable failure.
 func (o *outcome) rank() int {
 	switch o.reason {
 	case ReasonCancelled:
-		return 4
+		return 5
 	case ReasonFatal:
+		return 4
+	case ReasonAborted:
 		return 3
 	case ReasonStepBudget:
 		return 2
@@ -48,9 +51,10 @@ type completion struct {
 
 // execute runs the current revision. Ready steps (every dependency
 // settled) are dispatched in id order, at most MaxParallel in flight; each
-// completion may make more ready. After the first failure, refusal or
-// cancellation nothing more is dispatched, the steps in flight are awaited
-// and logged, and the worst outcome is returned.
+// completion may make more ready. After the first failure (but one under
+// on_failure skip), refusal or cancellation nothing more is dispatched,
+// the steps in flight are awaited and logged, and the worst outcome is
+// returned.
 func (r *run) execute(ctx context.Context) outcome {
 	waiting := r.f.pending()
 	inflight := map[int]string{} // step id → identity
@@ -81,7 +85,74 @@ func (r *run) execute(ctx context.Context) outcome {
 			Message: "executor bug: the step never became ready"}
 		return outcome{reason: ReasonFatal, err: err, message: err.Message}
 	}
-	return outcome{reason: ReasonGoalMet, message: fmt.Sprintf("every step of revision %d is done (%d in the plan)", len(r.f.res.Revisions), len(r.stepOf))}
+	msg := fmt.Sprintf("every step of revision %d is done (%d in the plan)", len(r.f.res.Revisions), len(r.stepOf))
+	if failed, skipped := r.skips(); failed+skipped > 0 {
+		msg += fmt.Sprintf("; under on_failure skip, %d failed and %d more were skipped", failed, skipped)
+	}
+	return outcome{reason: ReasonGoalMet, message: msg}
+}
+
+// skips counts the current revision's steps that failed under on_failure
+// skip, and those skipped because of them.
+func (r *run) skips() (failed, skipped int) {
+	for id := range r.stepOf {
+		if h, ok := r.f.step(id); ok && h.Error != nil && h.Revision == len(r.f.res.Revisions) {
+			if h.Error.Kind == KindSkipped {
+				skipped++
+			} else {
+				failed++
+			}
+		}
+	}
+	return failed, skipped
+}
+
+// policy is step id's way forward after a failure: its own, else the
+// session's, else replan.
+func (r *run) policy(id int) OnFailure {
+	return cmp.Or(r.stepOf[id].OnFailure, r.onFailure, OnFailureReplan)
+}
+
+// afterFailure logs step s's failure perr (not fatal, the session not
+// cancelled) and returns what it forces: nothing under skip (the rest
+// runs), the end of the session under abort, a replan otherwise.
+func (r *run) afterFailure(s Step, perr *Error) *outcome {
+	e := Event{Kind: EventStepFailed, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr}
+	switch p := r.policy(s.ID); p {
+	case OnFailureSkip:
+		e.OnFailure = p
+		r.emit(e)
+		return nil
+	case OnFailureAbort:
+		e.OnFailure = p
+		r.emit(e)
+		return &outcome{reason: ReasonAborted, err: perr,
+			message: fmt.Sprintf("step %d (%s) failed and its on_failure is abort: %s", s.ID, s.ToolName, perr.Message)}
+	}
+	r.emit(e)
+	return &outcome{err: perr}
+}
+
+// failedDependency returns a dependency of s that failed (or was
+// skipped) in this revision, if there is one: then s cannot run. Only a
+// failure under on_failure skip lets the executor reach such a step.
+func (r *run) failedDependency(s Step) (int, *Error) {
+	for _, d := range r.deps[s.ID] {
+		if h, ok := r.f.step(d); ok && h.Error != nil {
+			return d, h.Error
+		}
+	}
+	return 0, nil
+}
+
+// skip logs that s does not run because dependency dep failed with derr.
+func (r *run) skip(s Step, dep int, derr *Error) {
+	why := fmt.Sprintf("step %d depends on step %d, which failed (%s) under on_failure skip", s.ID, dep, derr.Kind)
+	if derr.Kind == KindSkipped {
+		why = fmt.Sprintf("step %d depends on step %d, which was skipped", s.ID, dep)
+	}
+	r.emit(Event{Kind: EventStepSkipped, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome,
+		Error: &Error{Kind: KindSkipped, Message: why, StepID: s.ID}})
 }
 
 // dispatch starts (or reuses, or refuses) the ready steps of waiting, in
@@ -92,14 +163,20 @@ func (r *run) dispatch(ctx context.Context, waiting []Step, inflight map[int]str
 		if len(inflight) >= r.lim.MaxParallel {
 			return append(rest, waiting[i:]...), nil
 		}
+		if dep, derr := r.failedDependency(s); derr != nil {
+			r.skip(s, dep, derr)
+			continue
+		}
 		if !r.ready(s) {
 			rest = append(rest, s)
 			continue
 		}
 		args, perr := r.resolve(s)
 		if perr != nil {
-			r.emit(Event{Kind: EventStepFailed, StepID: s.ID, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr})
-			return append(rest, waiting[i+1:]...), &outcome{err: perr}
+			if out := r.afterFailure(s, perr); out != nil {
+				return append(rest, waiting[i+1:]...), out
+			}
+			continue
 		}
 		ident, _ := identity(s.ToolName, args)
 		if r.cfg.Reusable(s.ToolName) {
@@ -193,14 +270,15 @@ func (r *run) finish(ctx context.Context, c completion) *outcome {
 		perr = stepError(c.id, c.err)
 	}
 	fatal := perr.Kind.Fatal() && ctx.Err() == nil
-	r.emit(Event{Kind: EventStepFailed, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: fatal})
 	switch {
 	case ctx.Err() != nil:
+		r.emit(Event{Kind: EventStepFailed, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr})
 		return &outcome{reason: ReasonCancelled, err: perr, message: fmt.Sprintf("the session was cancelled: %v", context.Cause(ctx))}
 	case fatal:
+		r.emit(Event{Kind: EventStepFailed, StepID: c.id, ToolName: s.ToolName, ExpectedOutcome: s.ExpectedOutcome, Error: perr, Fatal: true})
 		return &outcome{reason: ReasonFatal, err: perr, message: fmt.Sprintf("step %d (%s) failed fatally: %s", c.id, s.ToolName, perr.Message)}
 	}
-	return &outcome{err: perr}
+	return r.afterFailure(s, perr)
 }
 
 func orNull(b json.RawMessage) json.RawMessage {

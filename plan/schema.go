@@ -36,6 +36,10 @@ func schemaOf(t reflect.Type, title string) json.RawMessage {
 	annotate("File", "goal", "what the plan is for; planners read it")
 	annotate("File", "steps", "the first plan (what the static planner returns); ids increase")
 	annotate("File", "session_id", "names the session in idempotency keys; absent means a fresh random id")
+	annotate("File", "on_failure", "what the executor does when a step that sets none fails; absent means replan",
+		OnFailureAbort, OnFailureSkip, OnFailureReplan)
+	annotate("Step", "on_failure", "what the executor does when this step fails: abort the session, skip it (and the steps that depend on it) and run the rest, or replan; absent means the plan's",
+		OnFailureAbort, OnFailureSkip, OnFailureReplan)
 	annotate("Step", "args", `the arguments object; a value {"$ref": "/steps/N/result/..."} is replaced by that part of step N's result before dispatch`)
 	annotate("Step", "depends_on", "earlier steps to wait for beyond those the references imply")
 	annotate("Step", "expected_outcome", "what the step is for, in words")
@@ -47,10 +51,10 @@ func schemaOf(t reflect.Type, title string) json.RawMessage {
 	}
 	annotate("SessionResult", "status", "how the session ended", StatusCompleted, StatusFailed, StatusCancelled, StatusRunning)
 	annotate("SessionResult", "reason", "why the session ended",
-		ReasonGoalMet, ReasonStepBudget, ReasonReplanBudget, ReasonNoPlan, ReasonFatal, ReasonCancelled)
+		ReasonGoalMet, ReasonStepBudget, ReasonReplanBudget, ReasonNoPlan, ReasonFatal, ReasonCancelled, ReasonAborted)
 	annotate("Event", "kind", "what the event records", EventSessionStart, EventPlanDiff, EventPlanRejected,
 		EventPlanEmpty, EventPlanError, EventStepStarted, EventStepRetry, EventStepSucceeded, EventStepFailed,
-		EventStepReused, EventStepRefused, EventSessionEnd)
+		EventStepReused, EventStepRefused, EventStepSkipped, EventSessionEnd)
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		panic("plan: schema: " + err.Error()) // reflected schemas always encode

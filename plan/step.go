@@ -29,6 +29,10 @@ type Step struct {
 	// its references imply (with MaxParallel 1 every step waits for all
 	// earlier ones anyway).
 	DependsOn []int `json:"depends_on,omitempty"`
+	// OnFailure is what the executor does when this step fails; empty
+	// means the session's (Session.OnFailure, a plan file's on_failure),
+	// and that empty means OnFailureReplan.
+	OnFailure OnFailure `json:"on_failure,omitempty"`
 
 	// Result is the tool's result; set in the history on success.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -56,7 +60,41 @@ const (
 	// KindPlanner: the planner itself failed (a trap, a timeout, output
 	// that is not a plan). It ends the session.
 	KindPlanner ErrorKind = "planner"
+	// KindSkipped: the step did not run because a step it depends on
+	// failed under on_failure skip (or was itself skipped).
+	KindSkipped ErrorKind = "skipped"
 )
+
+// OnFailure is one of the three ways forward after a step fails. A
+// failure that is fatal (budget_exceeded, a session bound) or a
+// cancelled session ends the session whatever the step says.
+type OnFailure string
+
+// The ways forward.
+const (
+	// OnFailureReplan, the default: nothing more of the plan is
+	// dispatched, the steps in flight finish, and the planner gets the
+	// failure as last_error.
+	OnFailureReplan OnFailure = "replan"
+	// OnFailureAbort: nothing more is dispatched, the steps in flight
+	// finish, and the session ends failed with reason aborted.
+	OnFailureAbort OnFailure = "abort"
+	// OnFailureSkip: the step stays failed in the history and the rest of
+	// the plan runs; every step that depends on it (depends_on or a $ref,
+	// directly or through other skipped steps) is skipped, with the
+	// reason, without running.
+	OnFailureSkip OnFailure = "skip"
+)
+
+// checkOnFailure says what is wrong with an on_failure value at where, or
+// returns nil for a valid one (empty included).
+func checkOnFailure(stepID int, where string, o OnFailure) *Error {
+	switch o {
+	case "", OnFailureReplan, OnFailureAbort, OnFailureSkip:
+		return nil
+	}
+	return invalidf(stepID, `%s %q is not a way forward: use "abort", "skip" or "replan" (the default)`, where, string(o))
+}
 
 // Error says why a step or a plan failed. Match a kind with errors.Is
 // against a sentinel such as ErrInvalidPlan, or take the whole error with

@@ -67,12 +67,17 @@ func (t *Trace) Line(e Event) string {
 		return fmt.Sprintf("step %d %s ok: %s", e.StepID, e.ToolName, clip(string(e.Result), 100))
 	case EventStepFailed:
 		next := "replan"
-		if e.Fatal {
+		switch {
+		case e.Fatal:
 			next = "fatal"
+		case e.OnFailure != "":
+			next = string(e.OnFailure)
 		}
 		return fmt.Sprintf("step %d %s failed: %s → %s", e.StepID, e.ToolName, clip(errText(e.Error), 180), next)
 	case EventStepReused:
 		return fmt.Sprintf("step %d %s reused step %d's result: %s", e.StepID, e.ToolName, e.ReusedFrom, clip(string(e.Result), 100))
+	case EventStepSkipped:
+		return fmt.Sprintf("step %d %s skipped: %s", e.StepID, e.ToolName, clip(e.Error.Message, 180))
 	case EventStepRefused:
 		return fmt.Sprintf("step %d %s refused: all %d steps of the budget have run", e.StepID, e.ToolName, t.limits.MaxSteps)
 	case EventSessionEnd:

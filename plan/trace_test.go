@@ -13,7 +13,7 @@ import (
 // testdata/golden/trace.txt (rewritten with -update).
 func TestTrace(t *testing.T) {
 	var out bytes.Buffer
-	for _, name := range []string{"one_replan", "reuse_after_replan", "step_budget", "retries", "invalid_plan", "fatal_budget_exceeded"} {
+	for _, name := range []string{"one_replan", "reuse_after_replan", "step_budget", "retries", "invalid_plan", "fatal_budget_exceeded", "on_failure_skip_dependents", "on_failure_abort"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "golden", name+".jsonl"))
 		if err != nil {
 			t.Fatal(err)

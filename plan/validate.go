@@ -25,6 +25,7 @@ type known struct {
 //   - tool names that break the ABI's naming rule;
 //   - args that are not a JSON object;
 //   - output fields (result, error, reused_from, revision) set by a planner;
+//   - an on_failure that is not abort, skip or replan;
 //   - references and depends_on entries naming a missing step, the step
 //     itself or a later one, or a step that failed; a reference into a
 //     step that already ran must also resolve in its result.
@@ -53,6 +54,9 @@ func validate(steps []Step, k *known) ([]Step, *Error) {
 		}
 		if s.Result != nil || s.Error != nil || s.ReusedFrom != 0 || s.Revision != 0 {
 			return nil, invalidf(s.ID, "result, error, reused_from and revision are set by the executor, not in a plan")
+		}
+		if err := checkOnFailure(s.ID, "on_failure", s.OnFailure); err != nil {
+			return nil, err
 		}
 		args, err := checkArgs(s, ids, k)
 		if err != nil {

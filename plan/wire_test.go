@@ -19,7 +19,7 @@ func TestWireMatchesABI(t *testing.T) {
 			DependsOn: []int{}, Result: json.RawMessage(`{"y":2}`), ReusedFrom: 0, Revision: 1},
 			{ID: 2, ToolName: "c", Error: &Error{Kind: "timeout", Message: "m", Attempts: 3, StepID: 2}, Revision: 1}},
 		LastError: &Error{Kind: "timeout", Message: "m", Attempts: 3, StepID: 2},
-		Pending:   []Step{{ID: 3, ToolName: "d", DependsOn: []int{1}}},
+		Pending:   []Step{{ID: 3, ToolName: "d", DependsOn: []int{1}, OnFailure: OnFailureSkip}},
 		NextID:    4,
 	}
 	ours, err := json.Marshal(in)
@@ -40,10 +40,10 @@ func TestWireMatchesABI(t *testing.T) {
 		t.Fatalf("lost in the ABI's types:\nexecutor %s\nabi      %s", ja, jb)
 	}
 
-	steps := []abi.PlanStep{{ID: 5, ToolName: "t", Args: json.RawMessage(`{}`), ExpectedOutcome: "x"}}
+	steps := []abi.PlanStep{{ID: 5, ToolName: "t", Args: json.RawMessage(`{}`), ExpectedOutcome: "x", OnFailure: "abort"}}
 	out, _ := json.Marshal(abi.PlanOutput{Steps: &steps})
 	got, err := parseOutput(out)
-	if err != nil || len(got) != 1 || got[0].ID != 5 || got[0].ToolName != "t" {
+	if err != nil || len(got) != 1 || got[0].ID != 5 || got[0].ToolName != "t" || got[0].OnFailure != OnFailureAbort {
 		t.Fatalf("abi.PlanOutput %s parsed as %+v, %v", out, got, err)
 	}
 	failed, _ := json.Marshal(abi.PlanOutput{Error: &abi.PlanOutputError{Message: "no idea"}})

@@ -177,7 +177,7 @@ func (s *Server) callPlan(ctx context.Context, req *mcp.CallToolRequest) *mcp.Ca
 	// The steps' guest logs reach the client; their progress does not: the
 	// plan's progress token carries the plan's events.
 	ctx = withClientNotes(ctx, req, requestID, false)
-	res, err := plan.New(cfg).Run(ctx, plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: s.capped(file.Limits())})
+	res, err := plan.New(cfg).Run(ctx, plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: s.capped(file.Limits()), OnFailure: file.OnFailure})
 	if err != nil {
 		return fail(dispatcher.KindSchema, "%v", err)
 	}

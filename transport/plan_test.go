@@ -143,11 +143,22 @@ func TestPlanTool(t *testing.T) {
 	if !res.IsError || sr.Reason != plan.ReasonNoPlan || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no_plan") {
 		t.Errorf("failed session: isError %v, %+v", res.IsError, sr)
 	}
+	// The file's on_failure reaches the session: under skip the failure
+	// stays in the history and the rest runs; under abort the session
+	// ends there.
+	res, sr = callPlan(t, cs, `{"goal":"skip","on_failure":"skip","steps":[{"id":1,"tool_name":"fail.schema"},{"id":2,"tool_name":"text.count","args":{"text":"x"}}]}`)
+	if res.IsError || sr.Status != plan.StatusCompleted || len(sr.History) != 2 || sr.History[0].Error == nil || sr.History[1].Result == nil {
+		t.Errorf("on_failure skip: isError %v, %+v", res.IsError, sr)
+	}
+	res, sr = callPlan(t, cs, `{"goal":"abort","steps":[{"id":1,"tool_name":"fail.schema","on_failure":"abort"},{"id":2,"tool_name":"text.count"}]}`)
+	if !res.IsError || sr.Reason != plan.ReasonAborted || sr.StepsExecuted != 1 {
+		t.Errorf("on_failure abort: isError %v, %+v", res.IsError, sr)
+	}
 	res, sr = callPlan(t, cs, `{"goal":"g","planner":"rules"}`)
 	if !res.IsError || sr.Status != plan.StatusFailed || sr.Revisions[0].Steps[0].ToolName != "text.count" {
 		t.Errorf("rules planner without its tools: isError %v, %s (%s)", res.IsError, sr.Status, sr.Reason)
 	}
-	for _, bad := range []string{`{"goal":"g","planner":"llm"}`, `{"steps":[]}`, `[1]`, `{"goal":"g","steps":[{"id":1,"tool_name":"x","args":{"a":{"$ref":"/steps/2/result"}}}]}`} {
+	for _, bad := range []string{`{"goal":"g","planner":"llm"}`, `{"steps":[]}`, `[1]`, `{"goal":"g","on_failure":"maybe"}`, `{"goal":"g","steps":[{"id":1,"tool_name":"x","args":{"a":{"$ref":"/steps/2/result"}}}]}`} {
 		res, _ := callPlan(t, cs, bad)
 		de, _ := json.Marshal(res.Meta[transport.MetaError])
 		if !res.IsError || !strings.Contains(string(de), `"kind":"schema"`) {

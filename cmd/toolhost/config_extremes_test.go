@@ -232,6 +232,8 @@ func extremes() []extreme {
 		got: func(t *testing.T, c *config.Config) any { return gov(t, c).ThrottleEnter }})
 	add(extreme{section: "governor", key: "throttle_exit", values: []string{"1e-9", "0.999999"}, extra: "throttle_enter = 1.0\n", want: num,
 		got: func(t *testing.T, c *config.Config) any { return gov(t, c).ThrottleExit }})
+	add(extreme{section: "governor", key: "max_agents", values: []string{"1", "1000"}, want: num2int,
+		got: func(t *testing.T, c *config.Config) any { return gov(t, c).MaxAgents }})
 	add(extreme{section: "governor", key: "throttle_reserve", values: []string{"0", "1.0"}, want: num,
 		got: func(t *testing.T, c *config.Config) any { return gov(t, c).ThrottleReserve }})
 	add(extreme{section: "governor", key: "priorities", values: []string{`{ "t" = "background" }`, `{ "t" = "critical" }`},

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
@@ -54,6 +57,14 @@ allow_networks = ["127.0.0.0/8"]
 	out, errOut, code = s.cli(t, "call", "egress.fetch", fmt.Sprintf(`{"url":%q}`, upstream.URL))
 	if code != 0 || !strings.Contains(out, "upstream ok") || hits.Load() != 1 {
 		t.Fatalf("call through egress: %d\n%s\n%s", code, out, errOut)
+	}
+	// Per agent: the CLI's --agent and the anonymous caller of the tool,
+	// whose egress request drew.
+	out, errOut, code = s.cli(t, "governor", "status", "--json")
+	var st governor.StatusResult
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Quotas) != 1 ||
+		!maps.Equal(st.Quotas[0].Agents, map[string]governor.AgentUsage{"e2e": {Used: 1}, "": {Used: 1}}) {
+		t.Fatalf("governor status --json: %d\n%s\n%s", code, out, errOut)
 	}
 	// The pool is empty: the agent is refused at once, and so is the tool.
 	_, errOut, code = s.cli(t, "governor", "acquire", "--quota", "up", "--wait", "0s")

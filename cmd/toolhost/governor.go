@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -50,15 +53,15 @@ func newGovernorStatusCmd() *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "QUOTA\tMODE\tUSED/WINDOW\tAVAILABLE\tWAITING\tLIMIT\tBLOCKED UNTIL\tEPOCH")
+			fmt.Fprintln(w, "QUOTA\tMODE\tUSED/WINDOW\tAVAILABLE\tWAITING\tLIMIT\tBLOCKED UNTIL\tEPOCH\tAGENTS")
 			for _, s := range res.Quotas {
 				blocked := "-"
 				if s.BlockedUntil != nil {
 					blocked = s.BlockedUntil.Format(time.RFC3339Nano)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d/%d in %v\t%.1f\t%d\t%d per %v, burst %d\t%s\t%d\n", s.Quota, s.Mode, s.Used, s.Capacity,
+				fmt.Fprintf(w, "%s\t%s\t%d/%d in %v\t%.1f\t%d\t%d per %v, burst %d\t%s\t%d\t%s\n", s.Quota, s.Mode, s.Used, s.Capacity,
 					time.Duration(s.WindowMS)*time.Millisecond, s.Available, s.Waiting, s.Limit.Capacity,
-					time.Duration(s.Limit.IntervalMS)*time.Millisecond, s.Limit.Burst, blocked, s.Epoch)
+					time.Duration(s.Limit.IntervalMS)*time.Millisecond, s.Limit.Burst, blocked, s.Epoch, topAgents(s.Agents, 3))
 			}
 			return w.Flush()
 		},
@@ -209,4 +212,25 @@ func warnUnusedGrants(cfg *config.Config, tools interface{ Registry() *registry.
 			logger.Warn("config grants egress to a module the plugins folder does not have", "module", name)
 		}
 	}
+}
+
+// topAgents is the table's summary of a quota's agents: the n that used
+// the most (names quoted, so that spaces and an anonymous "" read
+// plainly), then how many more; --json has them all.
+func topAgents(agents map[string]governor.AgentUsage, n int) string {
+	if len(agents) == 0 {
+		return "-"
+	}
+	names := slices.Collect(maps.Keys(agents))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(agents[b].Used, agents[a].Used), strings.Compare(a, b))
+	})
+	var parts []string
+	for _, name := range names[:min(n, len(names))] {
+		parts = append(parts, fmt.Sprintf("%q=%d", name, agents[name].Used))
+	}
+	if len(names) > n {
+		parts = append(parts, fmt.Sprintf("+%d more", len(names)-n))
+	}
+	return strings.Join(parts, " ")
 }

@@ -210,7 +210,7 @@ func readPlanFile(stdin io.Reader, path string) (*plan.File, error) {
 
 // session merges the file's settings with the flags, which win.
 func session(cmd *cobra.Command, f planFlags, file *plan.File) (plan.Session, error) {
-	s := plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: file.Limits()}
+	s := plan.Session{ID: file.SessionID, Goal: file.Goal, Limits: file.Limits(), OnFailure: file.OnFailure}
 	fl := cmd.Flags()
 	if fl.Changed("session-id") {
 		if !plan.ValidSessionID(f.sessionID) {

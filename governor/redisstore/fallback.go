@@ -94,7 +94,8 @@ func (f *Fallback) scale(l governor.Limit) governor.Limit {
 }
 
 // fleet restates a local answer for the whole fleet: usage is estimated
-// as N replicas' worth, so that throttling still reacts.
+// as N replicas' worth, so that throttling still reacts. Agents stay this
+// replica's own counts: no estimate says which agents the others served.
 func (f *Fallback) fleet(r governor.Result) governor.Result {
 	r.Used *= f.replicas
 	return r
@@ -136,12 +137,12 @@ func (f *Fallback) Peek(ctx context.Context, quota string, l governor.Limit) (go
 }
 
 // Refund implements governor.Store.
-func (f *Fallback) Refund(ctx context.Context, quota string, l governor.Limit, cost int64) error {
-	local, err := f.try(func() error { return f.shared.Refund(ctx, quota, l, cost) })
+func (f *Fallback) Refund(ctx context.Context, quota string, l governor.Limit, cost int64, agent string) error {
+	local, err := f.try(func() error { return f.shared.Refund(ctx, quota, l, cost, agent) })
 	if !local {
 		return err
 	}
-	return f.local.Refund(ctx, quota, f.scale(l), cost)
+	return f.local.Refund(ctx, quota, f.scale(l), cost, agent)
 }
 
 // Changed implements governor.Shared.

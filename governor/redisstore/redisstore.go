@@ -113,7 +113,7 @@ func (s *Store) listen() {
 
 // Take implements governor.Store.
 func (s *Store) Take(ctx context.Context, quota string, l governor.Limit, d governor.Draw) (governor.Result, error) {
-	return s.run(ctx, takeScript, quota, l, d.Cost, d.Reserve)
+	return s.run(ctx, takeScript, quota, l, d.Cost, d.Reserve, d.Agent)
 }
 
 // Block implements governor.Store.
@@ -127,19 +127,20 @@ func (s *Store) Peek(ctx context.Context, quota string, l governor.Limit) (gover
 }
 
 // Refund implements governor.Store.
-func (s *Store) Refund(ctx context.Context, quota string, l governor.Limit, cost int64) error {
-	_, err := s.run(ctx, refundScript, quota, l, cost)
+func (s *Store) Refund(ctx context.Context, quota string, l governor.Limit, cost int64, agent string) error {
+	_, err := s.run(ctx, refundScript, quota, l, cost, agent)
 	return err
 }
 
 func (s *Store) run(ctx context.Context, script *redis.Script, quota string, l governor.Limit, extra ...any) (governor.Result, error) {
 	emission := max((l.Emission().Nanoseconds()+999)/1000, 1)
 	width := max(l.Window.Microseconds()/usageBuckets, 1)
-	args := append([]any{emission, l.Burst, width, l.Window.Microseconds()}, extra...)
+	args := append([]any{emission, l.Burst, width, l.Window.Microseconds(), l.Agents}, extra...)
+	keys := []string{s.conn.Key("gov:q:" + quota), s.conn.Key("gov:a:" + quota), s.conn.Key("gov:n:" + quota)}
 	var v []any
 	err := s.conn.Do(ctx, func(ctx context.Context) error {
 		var err error
-		v, err = script.Run(ctx, s.conn.Client, []string{s.conn.Key("gov:q:" + quota)}, args...).Slice()
+		v, err = script.Run(ctx, s.conn.Client, keys, args...).Slice()
 		return err
 	})
 	if err != nil {
@@ -149,7 +150,7 @@ func (s *Store) run(ctx context.Context, script *redis.Script, quota string, l g
 	for _, i := range []int{0, 1, 3, 4, 5} {
 		n, ok := at(v, i).(int64)
 		if !ok {
-			return governor.Result{}, fmt.Errorf("governor script answered %v; want 6 values", v)
+			return governor.Result{}, fmt.Errorf("governor script answered %v; want 7 values", v)
 		}
 		ints[i] = n
 	}
@@ -160,14 +161,38 @@ func (s *Store) run(ctx context.Context, script *redis.Script, quota string, l g
 	}
 	// Wait and Blocked come from the quota's hash, which whoever can
 	// write Redis can set: range-checked, never wrapped.
-	return governor.Result{
+	r := governor.Result{
 		Granted:   ints[0] == 1,
 		Wait:      redisconn.Duration(ints[1], time.Microsecond),
 		Available: avail,
 		Used:      ints[3],
 		Blocked:   redisconn.Duration(ints[4], time.Microsecond),
 		Now:       time.UnixMicro(ints[5]),
-	}, nil
+	}
+	if script == peekScript {
+		if r.Agents, err = agentsOf(at(v, 6)); err != nil {
+			return governor.Result{}, err
+		}
+	}
+	return r, nil
+}
+
+// agentsOf reads the peek script's {name, used, …}.
+func agentsOf(v any) (map[string]int64, error) {
+	list, ok := v.([]any)
+	if !ok || len(list)%2 != 0 {
+		return nil, fmt.Errorf("governor script answered agents %v; want {name, used, …}", v)
+	}
+	out := make(map[string]int64, len(list)/2)
+	for i := 0; i < len(list); i += 2 {
+		name, ok1 := list[i].(string)
+		n, ok2 := list[i+1].(int64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("governor script answered agents %v; want {name, used, …}", v)
+		}
+		out[name] = n
+	}
+	return out, nil
 }
 
 func at(v []any, i int) any {

@@ -2,6 +2,9 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,7 +61,7 @@ func TestRedisTokenAccounting(t *testing.T) {
 	if r.Granted || r.Wait < 59*time.Second || r.Blocked < 59*time.Second {
 		t.Fatalf("draw on a blocked quota from another replica: %+v", r)
 	}
-	if err := a.Refund(ctx, "p", tenPerSecond, 1); err != nil {
+	if err := a.Refund(ctx, "p", tenPerSecond, 1, ""); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -218,12 +221,13 @@ func TestFallbackToLocalShareAndBack(t *testing.T) {
 	}
 }
 
-// BenchmarkTake is one draw's store cost, in memory and on a local Redis.
+// BenchmarkTake is one draw's store cost, in memory and on a local Redis,
+// counted under an agent as every draw now is.
 func BenchmarkTake(b *testing.B) {
-	l := governor.Limit{Capacity: 1 << 40, Interval: time.Hour, Burst: 1 << 30, Window: 10 * time.Second}
+	l := governor.Limit{Capacity: 1 << 40, Interval: time.Hour, Burst: 1 << 30, Window: 10 * time.Second, Agents: governor.DefaultMaxAgents}
 	run := func(b *testing.B, s governor.Store) {
 		for b.Loop() {
-			if _, err := s.Take(context.Background(), "q", l, governor.Draw{Cost: 1}); err != nil {
+			if _, err := s.Take(context.Background(), "q", l, governor.Draw{Cost: 1, Agent: "triage-3"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -239,4 +243,144 @@ func BenchmarkTake(b *testing.B) {
 		defer func() { s.Close(); c.Close() }()
 		run(b, s)
 	})
+}
+
+// Replicas count each agent's draws in one shared window (Redis's clock):
+// any name, up to Limit.Agents of them, the rest under "other", whose
+// sum is the quota's usage; a refund comes off the agent that drew. The
+// keys stay bounded however many agents come: at most Agents names, and
+// 50 ring fields per name (plus other's).
+func TestRedisUsagePerAgent(t *testing.T) {
+	srv := redistest.Start(t)
+	c := conn(t, srv)
+	a, b := redisstore.New(c), store(t, srv)
+	t.Cleanup(func() { a.Close() })
+	ctx := context.Background()
+	l := governor.Limit{Capacity: 1000, Interval: time.Second, Burst: 1000, Window: 10 * time.Second, Agents: 3}
+	draws := []struct {
+		s     *redisstore.Store
+		agent string
+		cost  int64
+	}{
+		{a, "triage:1", 3}, {b, "triage:1", 2}, {b, "Ünïcode ✓", 1}, {a, "", 4},
+		{b, "late", 5}, {a, "later", 6}, {b, "other", 7}, {a, "triage:1", 1},
+	}
+	for i, d := range draws {
+		r, err := d.s.Take(ctx, "q", l, governor.Draw{Cost: d.cost, Agent: d.agent})
+		if err != nil || !r.Granted || r.Agents != nil {
+			t.Fatalf("draw %d: %+v, %v; want granted, with no agents read", i, r, err)
+		}
+	}
+	if err := b.Refund(ctx, "q", l, 1, "triage:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Refund(ctx, "q", l, 2, "never drew"); err != nil { // counted where its draw would have gone
+		t.Fatal(err)
+	}
+	r, err := b.Peek(ctx, "q", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"triage:1": 5, "Ünïcode ✓": 1, "": 4, governor.OtherAgent: 5 + 6 + 7 - 2}
+	var sum int64
+	for _, n := range r.Agents {
+		sum += n
+	}
+	if !maps.Equal(r.Agents, want) || sum != r.Used {
+		t.Fatalf("agents %v (sum %d, used %d); want %v summing to used", r.Agents, sum, r.Used, want)
+	}
+
+	for i := range 200 {
+		if _, err := a.Take(ctx, "many", l, governor.Draw{Cost: 1, Agent: fmt.Sprintf("agent-%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, err := c.Client.HLen(ctx, c.Key("gov:n:many")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, err := c.Client.HLen(ctx, c.Key("gov:a:many")).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names != 3 || fields > 50*4 {
+		t.Fatalf("after 200 agents: %d names, %d ring fields; want 3 and at most 200", names, fields)
+	}
+	r, _ = a.Peek(ctx, "many", l)
+	if len(r.Agents) != 4 || r.Agents[governor.OtherAgent] != 197 {
+		t.Fatalf("after 200 agents: %v; want 3 named and other 197", r.Agents)
+	}
+}
+
+// A named agent whose draws all left the window (by Redis's clock) gives
+// its name to a newcomer, and its ring fields go with it. The window is
+// a millisecond, so that Redis's clock passes it between two scripts.
+func TestRedisAgentAgesOut(t *testing.T) {
+	srv := redistest.Start(t)
+	c := conn(t, srv)
+	s := redisstore.New(c)
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	l := governor.Limit{Capacity: 1000, Interval: time.Second, Burst: 1000, Window: time.Millisecond, Agents: 1}
+	first, err := s.Take(ctx, "q", l, governor.Draw{Cost: 1, Agent: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read Redis's clock until the window has passed: no sleep, and no
+	// replica's clock.
+	for {
+		r, err := s.Peek(ctx, "q", l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Now.Sub(first.Now) > 2*l.Window {
+			break
+		}
+	}
+	if _, err := s.Take(ctx, "q", l, governor.Draw{Cost: 2, Agent: "new"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Peek(ctx, "q", l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(r.Agents, map[string]int64{"new": 2}) {
+		t.Fatalf("agents %v; want the newcomer named, the old one gone", r.Agents)
+	}
+	names, _ := c.Client.HKeys(ctx, c.Key("gov:n:q")).Result()
+	fields, _ := c.Client.HKeys(ctx, c.Key("gov:a:q")).Result()
+	if len(names) != 1 || names[0] != "new" || len(fields) != 1 || !strings.HasSuffix(fields[0], ":new") {
+		t.Fatalf("names %v, ring fields %v; want only the newcomer's", names, fields)
+	}
+}
+
+// Through two governors (replicas) on one Redis, governor.status on either
+// shows every agent's usage: the callers of tool calls and the agents of
+// governor.acquire, whichever replica served them.
+func TestRedisStatusPerAgentAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	var govs []*governor.Governor
+	for range 2 {
+		g, err := governor.New(governor.Config{Store: store(t, srv), Broadcast: -1,
+			Quotas: []governor.Quota{{Name: "api", Capacity: 100, Interval: time.Second, Tools: map[string]int64{"gh.search": 2}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(g.Close)
+		govs = append(govs, g)
+	}
+	ctx := context.Background()
+	if _, err := govs[0].Admit(ctx, "gh.search", "", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := govs[1].Acquire(ctx, governor.Request{Quota: "api", Agent: "triage-3", Cost: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range govs {
+		s := g.Status(ctx)[0]
+		want := map[string]governor.AgentUsage{"alice": {Used: 2}, "triage-3": {Used: 3}}
+		if !maps.Equal(s.Agents, want) || s.Used != 5 {
+			t.Fatalf("replica %d: agents %v, used %d; want %v, 5", i, s.Agents, s.Used, want)
+		}
+	}
 }
