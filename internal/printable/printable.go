@@ -9,6 +9,7 @@
 package printable
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -66,4 +67,42 @@ func Line(s string) string {
 		b.WriteString(q[1 : len(q)-1])
 	}
 	return b.String()
+}
+
+// JSON returns the JSON text b with every unsafe character but JSON's
+// white space (tab, LF, CR) written as a \uXXXX escape: the same JSON
+// value to any reader, and nothing a terminal acts on. encoding/json
+// escapes C0 controls already but leaves DEL, C1 controls and
+// bidirectional formatting characters raw. Those can stand only inside
+// JSON strings, where the escape is valid, so b is not parsed; white
+// space outside strings is layout, and inside them encoding/json has
+// escaped it. b without any is returned as it is.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if escapeInJSON(r) {
+			break
+		}
+		i += n
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if escapeInJSON(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
+func escapeInJSON(r rune) bool {
+	return Unsafe(r) && r != '\t' && r != '\n' && r != '\r'
 }

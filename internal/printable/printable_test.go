@@ -1,6 +1,7 @@
 package printable
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -60,4 +61,29 @@ func FuzzLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSON: a server's JSON reaches a terminal with no character a
+// terminal acts on, and decodes to the same value.
+func TestJSON(t *testing.T) {
+	in := map[string]string{"m": "a\x1b]52;c;eA==\x07 \u009b2J \u202eexe.txt \x7f \u2028 ok é"}
+	b, _ := json.Marshal(in)
+	got := JSON(b)
+	for _, c := range string(got) {
+		if Unsafe(c) {
+			t.Fatalf("%s holds %U", got, c)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["m"] != in["m"] {
+		t.Fatalf("%s decodes to %q (%v), want %q", got, back["m"], err, in["m"])
+	}
+	indented, _ := json.MarshalIndent(in, "", "\t")
+	if g := string(JSON(indented)); !strings.Contains(g, "{\n\t\"m\"") {
+		t.Errorf("layout escaped: %s", g)
+	}
+	plain := []byte(`{"a":"b é"}`)
+	if g := JSON(plain); &g[0] != &plain[0] {
+		t.Error("clean JSON was copied")
+	}
 }
