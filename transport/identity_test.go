@@ -95,3 +95,35 @@ func TestControlCharactersRefused(t *testing.T) {
 		}
 	}
 }
+
+// tasksAs connects to o with token, able to send tasks/get.
+func (o *oauthServer) tasksAs(t *testing.T, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "identity-test", Version: "0"}, nil)
+	if err := mcp.AddSendingCustomMethod[*taskIDParams, *taskReply](c, "tasks/get"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint: o.url, HTTPClient: &http.Client{Transport: bearer{token}}, DisableStandaloneSSE: true,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: transport.Revision20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestOAuthSubjectDoesNotSeeStaticTasks: the OAuth subject alice cannot
+// read the static identity alice's task (issue 20).
+func TestOAuthSubjectDoesNotSeeStaticTasks(t *testing.T) {
+	o := startOAuth(t, nil)
+	alice := o.tasksAs(t, aliceToken)
+	id := startTask(t, alice, "text_count", map[string]any{"text": "a b"}, nil)
+	if _, err := tasksCall(t, alice, "tasks/get", id); err != nil {
+		t.Fatalf("alice's own task: %v", err)
+	}
+	_, err := tasksCall(t, o.tasksAs(t, o.token(map[string]any{"sub": "alice"})), "tasks/get", id)
+	if err == nil {
+		t.Fatal("the OAuth subject alice read the static identity alice's task")
+	}
+}
