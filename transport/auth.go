@@ -82,6 +82,19 @@ func LoadTokens(path string) (*Tokens, error) {
 	return ParseTokens(path, f)
 }
 
+// Identities returns the identities the tokens stand for, in file order
+// (an identity with several tokens once per token).
+func (t *Tokens) Identities() []string {
+	if t == nil {
+		return nil
+	}
+	ids := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		ids[i] = e.identity
+	}
+	return ids
+}
+
 // Identity returns the identity of token, comparing against every entry in
 // constant time (digests first, so lengths leak nothing).
 func (t *Tokens) Identity(token string) (string, bool) {

@@ -190,7 +190,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	})
 	if cfg.OAuthConfig() == nil {
 		warnOperators(f, tokens, logger)
-	} else if f.stdio {
+	} else {
+		warnBareOAuthNames(cfg, f.operators, tokens, logger)
+	}
+	if cfg.OAuthConfig() != nil && f.stdio {
 		logger.Warn("[auth.oauth] is for HTTP: over --stdio the client is the process that started the server, and no token is checked")
 	}
 	warnLiteralSecrets(cfg, f.config, logger)
