@@ -220,6 +220,16 @@ func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bo
 	if errors.As(derr, &refused) {
 		return breaker.Ignore
 	}
+	// An upstream failed one of the call's requests (a broken connection,
+	// a 5xx answer): the destination is the caller's choice as often as
+	// not, so its failure is not the tool's. Counted against the tool, a
+	// few calls to a server that breaks off TLS handshakes opened a
+	// fetching tool's breaker for every caller (issue 20). The governor
+	// already accounts 429s and 503s per destination.
+	var upstream egressUpstream
+	if errors.As(derr, &upstream) {
+		return breaker.Ignore
+	}
 	switch derr.Kind {
 	case KindTimeout, KindTransient, KindInternal:
 		return breaker.Failure
@@ -231,4 +241,11 @@ func breakerOutcome(ctx context.Context, derr *DispatchError, callerShortened bo
 // refused one of the tool's egress requests (*toolhostv1.EgressRefusedError).
 type egressRefused interface {
 	EgressRefusal() *abi.EgressError
+}
+
+// egressUpstream is an error the host returns for a call during which an
+// upstream failed one of the tool's egress requests
+// (*toolhostv1.UpstreamFailedError).
+type egressUpstream interface {
+	EgressDestination() string
 }

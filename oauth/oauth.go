@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolhost/toolhost/internal/printable"
 )
 
 // Defaults of the Config fields whose zero value means "the default".
@@ -319,6 +321,9 @@ func (v *Verifier) grant(c *claims) (*auth.TokenInfo, error) {
 	id, ok := c.raw[v.cfg.IdentityClaim].(string)
 	if !ok || id == "" {
 		return nil, invalid("the token has no %q claim to identify the caller by", v.cfg.IdentityClaim)
+	}
+	if _, _, bad := printable.First(id); bad {
+		return nil, invalid("the token's %q claim holds a control or bidirectional formatting character; identities are printable text", v.cfg.IdentityClaim)
 	}
 	var missing []string
 	for _, s := range v.cfg.RequiredScopes {

@@ -13,8 +13,11 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolhost/toolhost/internal/printable"
 )
 
 // Tokens are the bearer tokens a server accepts, each with the identity it
@@ -32,7 +35,9 @@ type tokenEntry struct {
 // ParseTokens reads one token per line: "identity:token", or a bare token
 // whose identity is then "token-" and the first 8 hex digits of its
 // sha256. Blank lines and lines starting with # are ignored. name is used
-// in errors.
+// in errors. An identity never holds ':' (the first one ends it), which
+// keeps static identities apart from OAuth ones (OAuthIdentityPrefix), and
+// one that holds a control character is an error (CheckIdentity).
 func ParseTokens(name string, r io.Reader) (*Tokens, error) {
 	t := &Tokens{}
 	sc := bufio.NewScanner(r)
@@ -53,6 +58,9 @@ func ParseTokens(name string, r io.Reader) (*Tokens, error) {
 		if identity = strings.TrimSpace(identity); identity == "" {
 			identity = "token-" + hex.EncodeToString(d[:4])
 		}
+		if err := CheckIdentity(identity); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		t.entries = append(t.entries, tokenEntry{identity: identity, digest: d})
 	}
 	if err := sc.Err(); err != nil {
@@ -72,6 +80,19 @@ func LoadTokens(path string) (*Tokens, error) {
 	}
 	defer f.Close()
 	return ParseTokens(path, f)
+}
+
+// Identities returns the identities the tokens stand for, in file order
+// (an identity with several tokens once per token).
+func (t *Tokens) Identities() []string {
+	if t == nil {
+		return nil
+	}
+	ids := make([]string, len(t.entries))
+	for i, e := range t.entries {
+		ids[i] = e.identity
+	}
+	return ids
 }
 
 // Identity returns the identity of token, comparing against every entry in
@@ -165,6 +186,16 @@ type checkedKey struct{}
 // errUnknownToken is a token that is neither static nor OAuth-checked.
 var errUnknownToken = fmt.Errorf("%w: the bearer token is not known to this server", auth.ErrInvalidToken)
 
+// OAuthIdentityPrefix begins the identity of every caller with an OAuth
+// token: "oauth:" and the token's identity claim ("oauth:auth0|123").
+// Static identities cannot hold ':', and the operator names identities
+// with --operator, so a subject the issuer's users can choose (an email,
+// a username) never becomes a static identity or an operator, with its
+// tasks, idempotency replays, warm instances and access rules. Access
+// rules and --operator name OAuth callers in this form ("oauth:*" for
+// all of them).
+const OAuthIdentityPrefix = "oauth:"
+
 // checkToken tries token as a static token, then as an OAuth one.
 func checkToken(ctx context.Context, t *Tokens, o OAuth, token string) (*auth.TokenInfo, error) {
 	if t != nil {
@@ -175,7 +206,33 @@ func checkToken(ctx context.Context, t *Tokens, o OAuth, token string) (*auth.To
 	if o == nil {
 		return nil, errUnknownToken
 	}
-	return o.Verify(ctx, token)
+	ti, err := o.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckIdentity(ti.UserID); err != nil {
+		// The verifier refuses such a subject already; this holds the
+		// rule for any OAuth implementation.
+		return nil, fmt.Errorf("%w: the token's identity: %v", auth.ErrInvalidToken, err)
+	}
+	named := *ti // the verifier may cache ti: a copy is renamed
+	named.UserID = OAuthIdentityPrefix + ti.UserID
+	return &named, nil
+}
+
+// CheckIdentity refuses an identity that holds a control character (NUL
+// included), a line separator or a bidirectional formatting character
+// (printable.Unsafe): identities scope idempotency keys, tasks and warm
+// instances, are matched by access rules and printed in logs, and must
+// read as what they are.
+func CheckIdentity(id string) error {
+	if r, at, bad := printable.First(id); bad {
+		return fmt.Errorf("identity %q holds %U at byte %d; identities are printable text", printable.Line(id), r, at)
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("identity %q is not valid UTF-8", printable.Line(id))
+	}
+	return nil
 }
 
 // refuseToken answers a request without an acceptable token: with o's

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/internal/printable"
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -49,6 +51,14 @@ func parseOptions(meta map[string]any) (dispatcher.Options, error) {
 		s, ok := v.(string)
 		if !ok || s == "" || len(s) > MaxIdempotencyKeyLen {
 			return o, fmt.Errorf("_meta %q must be a non-empty string of at most %d bytes", MetaIdempotencyKey, MaxIdempotencyKeyLen)
+		}
+		if r, at, bad := printable.First(s); bad || !utf8.ValidString(s) {
+			// Keys are scoped by identity and printed in the audit log:
+			// a NUL or an escape in one must not be read as something else.
+			if !bad {
+				return o, fmt.Errorf("_meta %q must be valid UTF-8", MetaIdempotencyKey)
+			}
+			return o, fmt.Errorf("_meta %q must be printable text: it holds %U at byte %d", MetaIdempotencyKey, r, at)
 		}
 		o.IdempotencyKey = s
 	}

@@ -49,6 +49,7 @@ type oauthServer struct {
 	verifier *oauth.Verifier
 	clock    *testClock
 	audit    *syncBuf
+	h        *harness
 }
 
 type syncBuf struct {
@@ -79,6 +80,7 @@ func startOAuthWith(t *testing.T, edit func(*oauth.Config), opts transport.Optio
 	t.Helper()
 	o := &oauthServer{issuer: oauthtest.New(t), clock: &testClock{t: time.Now()}, audit: &syncBuf{}}
 	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
+	o.h = h
 	reg := h.registry(t)
 	opts.Logger = slog.New(slog.NewJSONHandler(o.audit, nil))
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, opts)
@@ -171,7 +173,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 	if err := o.callAs(t, o.token(nil)); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(o.audit.String(), `"caller":"oauth-user"`) {
+	if !strings.Contains(o.audit.String(), `"caller":"oauth:oauth-user"`) {
 		t.Fatalf("the audit log does not name the token's subject:\n%s", o.audit)
 	}
 	// Static tokens keep working beside OAuth.
@@ -243,7 +245,7 @@ func TestOAuthOpaqueTokenIntrospected(t *testing.T) {
 	if err := o.callAs(t, tok); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(o.audit.String(), `"caller":"opaque-user"`) {
+	if !strings.Contains(o.audit.String(), `"caller":"oauth:opaque-user"`) {
 		t.Fatalf("the audit log does not name the introspected subject:\n%s", o.audit)
 	}
 	if err := o.callAs(t, "opaque-never-issued-0123456789"); err == nil || !strings.Contains(err.Error(), "Unauthorized") {

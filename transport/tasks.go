@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/internal/printable"
 )
 
 // MCP Tasks (docs/PROTOCOL.md, "Tasks"): a tools/call a client lets run
@@ -254,7 +255,9 @@ func taskEnd(res *mcp.CallToolResult, stopped bool) idempotency.TaskEnd {
 	}
 	end := idempotency.TaskEnd{Status: idempotency.TaskCompleted, Result: b, Message: "The call completed."}
 	if de, ok := res.Meta[MetaError].(*dispatcher.DispatchError); ok && res.IsError {
-		end.Message = fmt.Sprintf("The tool failed (%s): %s", de.Kind, de.Message)
+		// A statusMessage is display text, and the message may be the
+		// guest's own: one line, escaped (issue 27 item 3).
+		end.Message = printable.Line(fmt.Sprintf("The tool failed (%s): %s", de.Kind, de.Message))
 		end.Unalias = !dispatcher.Replayed(de.Kind)
 	}
 	return end

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/access"
@@ -94,6 +95,31 @@ func warnUnmatchedAccess(cfg *config.Config, reg *registry.Registry, plan bool, 
 			if !slices.ContainsFunc(names, func(n string) bool { return access.Match(g, n) }) {
 				logger.Warn("an [[access]] rule names tools no module serves (rules match manifest names such as text.count)",
 					"rule", i+1, "line", r.Line, "tools", g)
+			}
+		}
+	}
+}
+
+// warnBareOAuthNames says, with [auth.oauth] on, which --operator names
+// and [[access]] identities name no static identity and hold no ':': they
+// were probably written for an OAuth subject, whose identity is
+// "oauth:SUBJECT", and so match no one (docs/CONFIG.md, Identities).
+func warnBareOAuthNames(cfg *config.Config, operators []string, tokens *transport.Tokens, logger *slog.Logger) {
+	static := tokens.Identities()
+	bare := func(name string) bool {
+		return !strings.ContainsAny(name, ":*?") && !slices.Contains(static, name)
+	}
+	for _, op := range operators {
+		if bare(op) {
+			logger.Warn("--operator names no static identity; OAuth callers are named oauth:SUBJECT",
+				"operator", op, "oauth_form", transport.OAuthIdentityPrefix+op)
+		}
+	}
+	for i, r := range cfg.AccessPolicy().Rules() {
+		for _, g := range r.Identities {
+			if bare(g) {
+				logger.Warn("an [[access]] rule names no static identity; OAuth callers are named oauth:SUBJECT",
+					"rule", i+1, "line", r.Line, "identity", g, "oauth_form", transport.OAuthIdentityPrefix+g)
 			}
 		}
 	}

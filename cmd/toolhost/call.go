@@ -94,7 +94,7 @@ func runCall(cmd *cobra.Command, f callFlags, args []string) error {
 	if err != nil {
 		return fail(clientFault(err))
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", safeJSON(out))
 	return nil
 }
 

@@ -104,7 +104,7 @@ func printResult(cmd *cobra.Command, res *mcp.CallToolResult, fail func(*dispatc
 	if err != nil {
 		return fail(clientFault(err))
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", out)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", safeJSON(out))
 	return nil
 }
 
@@ -125,6 +125,7 @@ func pollTask(ctx context.Context, cs *mcp.ClientSession, id string, w io.Writer
 		if t.StatusMessage != "" {
 			line += ": " + t.StatusMessage // the tool's progress, while it works
 		}
+		line = safeLine(line) // all of it the server's: id, status and message
 		if tty {
 			fmt.Fprintf(w, "\r%s (%s)\033[K", line, time.Since(start).Round(time.Second))
 		} else if line != last {

@@ -54,7 +54,7 @@ func connectWith(ctx context.Context, url string, client *mcp.Client) (*mcp.Clie
 // writeEnvelope writes a DispatchError as one JSON object and a newline.
 func writeEnvelope(w io.Writer, de *dispatcher.DispatchError) {
 	b, _ := json.Marshal(de)
-	fmt.Fprintf(w, "%s\n", b)
+	fmt.Fprintf(w, "%s\n", safeJSON(b))
 }
 
 // clientFault is the envelope for a failure on the way to the tool: no

@@ -68,7 +68,7 @@ allow_networks = ["127.0.0.1"]
 		t.Fatalf("token without the required scope: exit %d: %s; want a 403 naming the scope", code, errOut)
 	}
 	srv.stop(t) // the audit line may follow the answer: read the log once it is complete
-	if !strings.Contains(srv.stderr.String(), `"caller":"dana"`) {
+	if !strings.Contains(srv.stderr.String(), `"caller":"oauth:dana"`) {
 		t.Fatalf("the audit log does not name the token's subject:\n%s", srv.stderr.String())
 	}
 }

@@ -53,10 +53,10 @@ until interrupted.`,
 					dropped = true
 				case strings.HasPrefix(line, "data: ") && dropped:
 					// The events stay parseable on stdout; the gap is news for the human.
-					fmt.Fprintf(cmd.ErrOrStderr(), "toolhost: this stream fell behind; %s events dropped so far\n", strings.TrimPrefix(line, "data: "))
+					fmt.Fprintf(cmd.ErrOrStderr(), "toolhost: this stream fell behind; %s events dropped so far\n", safeLine(strings.TrimPrefix(line, "data: ")))
 					dropped = false
 				case strings.HasPrefix(line, "data: "):
-					fmt.Fprintln(cmd.OutOrStdout(), strings.TrimPrefix(line, "data: "))
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\n", safeJSON([]byte(strings.TrimPrefix(line, "data: "))))
 				}
 			}
 			if cmd.Context().Err() != nil {

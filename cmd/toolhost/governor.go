@@ -49,7 +49,7 @@ func newGovernorStatusCmd() *cobra.Command {
 			}
 			if asJSON {
 				b, _ := json.MarshalIndent(res, "", "  ")
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\n", safeJSON(b))
 				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
@@ -59,9 +59,9 @@ func newGovernorStatusCmd() *cobra.Command {
 				if s.BlockedUntil != nil {
 					blocked = s.BlockedUntil.Format(time.RFC3339Nano)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d/%d in %v\t%.1f\t%d\t%d per %v, burst %d\t%s\t%d\t%s\n", s.Quota, s.Mode, s.Used, s.Capacity,
+				fmt.Fprintf(w, "%s\t%s\t%d/%d in %v\t%.1f\t%d\t%d per %v, burst %d\t%s\t%d\t%s\n", safeLine(s.Quota), safeLine(string(s.Mode)), s.Used, s.Capacity,
 					time.Duration(s.WindowMS)*time.Millisecond, s.Available, s.Waiting, s.Limit.Capacity,
-					time.Duration(s.Limit.IntervalMS)*time.Millisecond, s.Limit.Burst, blocked, s.Epoch, topAgents(s.Agents, 3))
+					time.Duration(s.Limit.IntervalMS)*time.Millisecond, s.Limit.Burst, blocked, s.Epoch, safeLine(topAgents(s.Agents, 3)))
 			}
 			return w.Flush()
 		},
@@ -134,7 +134,7 @@ func rpcPrint[R any](cmd *cobra.Command, server, method string, params any) erro
 		return err
 	}
 	b, _ := json.Marshal(res)
-	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s\n", safeJSON(b))
 	return nil
 }
 

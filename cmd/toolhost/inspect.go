@@ -38,7 +38,7 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				}
 			}
 			if err != nil {
-				cmd.PrintErrln("invalid module:", err)
+				cmd.PrintErrln("invalid module:", safeLines(err.Error()))
 				return &exitError{code: 1}
 			}
 			out := struct {
@@ -47,7 +47,7 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				ABI    int    `json:"abi"`
 				Tools  any    `json:"tools"`
 			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools}
-			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)
 		},

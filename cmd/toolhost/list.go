@@ -65,7 +65,7 @@ the config, the audit log and events use; toolhost call takes either.`,
 				rows = append(rows, row)
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 				enc.SetIndent("", "  ")
 				if rows == nil {
 					rows = []listedTool{}
@@ -90,7 +90,8 @@ the config, the audit log and events use; toolhost call takes either.`,
 				if r.Warm != nil {
 					instances += fmt.Sprintf(" (%d warm, %d callers)", r.Warm["idle"]+r.Warm["busy"]+r.Warm["warming"], r.Warm["callers"])
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\t%s\n", r.Name, manifest, r.Idempotent, r.ReadOnly, timeout, instances, moduleID(r.Module), r.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\t%s\n", safeLine(r.Name), safeLine(manifest), r.Idempotent, r.ReadOnly,
+					timeout, safeLine(instances), safeLine(moduleID(r.Module)), safeLine(r.Title))
 			}
 			return tw.Flush()
 		},

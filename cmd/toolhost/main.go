@@ -43,7 +43,7 @@ func doMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if ee, ok := err.(*exitError); ok {
 		return ee.code
 	}
-	root.PrintErrln("toolhost:", err)
+	root.PrintErrln("toolhost:", safeLines(err.Error()))
 	return 2
 }
 

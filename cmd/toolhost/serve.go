@@ -131,6 +131,11 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.reuse != "auto" && f.reuse != "never" {
 		return fmt.Errorf(`--reuse must be "auto" (the default: tools whose manifest allows it reuse warm instances per caller, unless the config says reuse = false) or "never" (a fresh instance for every call), not %q`, f.reuse)
 	}
+	for _, id := range f.operators {
+		if err := transport.CheckIdentity(id); err != nil {
+			return fmt.Errorf("--operator: %w", err)
+		}
+	}
 	if f.toolNames != "safe" && f.toolNames != "exact" {
 		return fmt.Errorf(`--tool-names must be "safe" (the default: client-safe names such as text_count) or "exact" (manifest names such as text.count), not %q`, f.toolNames)
 	}
@@ -188,7 +193,10 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	})
 	if cfg.OAuthConfig() == nil {
 		warnOperators(f, tokens, logger)
-	} else if f.stdio {
+	} else {
+		warnBareOAuthNames(cfg, f.operators, tokens, logger)
+	}
+	if cfg.OAuthConfig() != nil && f.stdio {
 		logger.Warn("[auth.oauth] is for HTTP: over --stdio the client is the process that started the server, and no token is checked")
 	}
 	warnLiteralSecrets(cfg, f.config, logger)

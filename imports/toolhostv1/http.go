@@ -149,12 +149,15 @@ func (c *Call) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.Egre
 	}
 	resp, err := g.client.Do(req)
 	if err != nil {
-		return nil, g.failure(ctx, u, err)
+		return nil, c.upstreamFailure(g.failure(ctx, u, err), hop(err, u))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, g.maxResp+1))
 	if err != nil {
-		return nil, g.failure(ctx, resp.Request.URL, err)
+		return nil, c.upstreamFailure(g.failure(ctx, resp.Request.URL, err), resp.Request.URL)
+	}
+	if resp.StatusCode >= 500 {
+		c.upstreamFailed(resp.Request.URL, fmt.Sprintf("answered %d", resp.StatusCode))
 	}
 	if int64(len(b)) > g.maxResp {
 		return nil, &abi.EgressError{Kind: abi.EgressTooLarge, Grant: "max_response_bytes", Message: fmt.Sprintf(
@@ -174,6 +177,28 @@ func (c *Call) do(ctx context.Context, raw []byte) (*abi.HTTPResponse, *abi.Egre
 		g.gov.ReportHost(ctx, fu.Hostname(), portOf(fu), resp.StatusCode, time.Duration(out.RetryAfterMS)*time.Millisecond)
 	}
 	return out, nil
+}
+
+// upstreamFailure records e against the upstream at u when the upstream,
+// not the host, failed the request, and returns e.
+func (c *Call) upstreamFailure(e *abi.EgressError, u *url.URL) *abi.EgressError {
+	switch e.Kind {
+	case abi.EgressUnavailable, abi.EgressTimeout:
+		c.upstreamFailed(u, e.Message)
+	}
+	return e
+}
+
+// hop is the URL whose request failed: a redirect hop's, when the client
+// says which, else u.
+func hop(err error, u *url.URL) *url.URL {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if h, perr := url.Parse(ue.URL); perr == nil && h.Host != "" {
+			return h
+		}
+	}
+	return u
 }
 
 // allow checks a request or redirect hop against the grant's schemes,

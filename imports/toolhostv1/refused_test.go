@@ -43,3 +43,30 @@ func TestEgressRefusedCallIsMarked(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamFailedCallIsMarked: a call that failed after an upstream
+// broke its connection, or answered 5xx, carries the destination for the
+// dispatcher (which does not count it against the tool), and still
+// unwraps to the guest's own error; host refusals keep their own mark.
+func TestUpstreamFailedCallIsMarked(t *testing.T) {
+	srv, _ := server(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "down", http.StatusServiceUnavailable) })
+	m := egressModule(t, loopbackGrant(), nil)
+	for _, tc := range []struct {
+		name, url, dest string
+	}{
+		{"connection refused", "http://127.0.0.1:1/", "127.0.0.1:1"},
+		{"5xx", srv.URL, srv.Listener.Addr().String()},
+		{"refused by the host", "http://localhost:1/", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := fetch(t, context.Background(), m, map[string]any{"url": tc.url, "fail_status": true})
+			var ue *toolhostv1.UpstreamFailedError
+			if errors.As(err, &ue) != (tc.dest != "") || tc.dest != "" && ue.EgressDestination() != tc.dest {
+				t.Fatalf("err %v (%T); want an upstream failure at %q", err, err, tc.dest)
+			}
+			if !errors.As(err, new(*abi.Error)) {
+				t.Fatalf("err %v does not unwrap to the guest's error", err)
+			}
+		})
+	}
+}

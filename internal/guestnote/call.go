@@ -36,7 +36,10 @@ type Counts struct {
 	LogsDropped       int // over the count or byte limit
 	Truncated         int // messages cut to their size limit
 	Repaired          int // messages whose invalid UTF-8 was replaced
-	Invalid           int // unusable arguments, and log levels out of range
+	// Escaped counts messages whose control or bidirectional formatting
+	// characters were written as escapes (printable.Line).
+	Escaped int
+	Invalid int // unusable arguments, and log levels out of range
 }
 
 // Call is one tool call's notes: the limits, and where accepted notes go.
@@ -164,6 +167,9 @@ func (c *Call) message(mem Memory, ptr, n uint32, limit int) (string, bool) {
 	if fixed&repaired != 0 {
 		c.counts.Repaired++
 	}
+	if fixed&escaped != 0 {
+		c.counts.Escaped++
+	}
 	return msg, ok
 }
 
@@ -182,12 +188,13 @@ func (c *Call) Flush() {
 // reports too much or passes bad arguments. It returns the counts.
 func (c *Call) Report() Counts {
 	k := c.counts
-	if k.ProgressDropped+k.LogsDropped+k.Truncated+k.Repaired+k.Invalid > 0 {
+	if k.ProgressDropped+k.LogsDropped+k.Truncated+k.Repaired+k.Escaped+k.Invalid > 0 {
 		c.cfg.Logger.LogAttrs(context.Background(), slog.LevelWarn, "guest notes limited",
 			slog.String("module", c.cfg.Module), slog.String("tool", c.cfg.Tool),
 			slog.Int("progress_sent", k.ProgressSent), slog.Int("progress_dropped", k.ProgressDropped),
 			slog.Int("logs_sent", k.LogsSent), slog.Int("logs_dropped", k.LogsDropped),
-			slog.Int("truncated", k.Truncated), slog.Int("repaired", k.Repaired), slog.Int("invalid", k.Invalid))
+			slog.Int("truncated", k.Truncated), slog.Int("repaired", k.Repaired),
+			slog.Int("escaped", k.Escaped), slog.Int("invalid", k.Invalid))
 	}
 	return k
 }

@@ -2,6 +2,7 @@ package guestnote
 
 import (
 	"bytes"
+	"github.com/toolhost/toolhost/internal/printable"
 	"log/slog"
 	"math"
 	"strings"
@@ -139,7 +140,8 @@ func TestLogLimits(t *testing.T) {
 	if st := c.Log(mem, int32(abi.LogInfo), p, n); st != abi.NoteDropped {
 		t.Errorf("a fourth message over LogCount 3: status %d, want dropped", st)
 	}
-	want := []string{"warning: hello", "error: hello", "info: " + strings.Repeat("\x00", 13) + "…"}
+	// The zeros of memory are NULs, written as escapes (\x00: 4 bytes).
+	want := []string{"warning: hello", "error: hello", "info: " + strings.Repeat(`\x00`, 3) + `\…`}
 	if strings.Join(r.logs, "|") != strings.Join(want, "|") {
 		t.Errorf("logs %q, want %q", r.logs, want)
 	}
@@ -177,9 +179,12 @@ func TestNoSink(t *testing.T) {
 }
 
 func TestReadMessage(t *testing.T) {
-	mem := make(memory, 64)
+	mem := make(memory, 128)
 	put(mem, 0, "héllo wörld")
 	put(mem, 32, "ok\xff\xfeok")
+	put(mem, 64, "\x1b]52;c;eA==\a")
+	put(mem, 80, "x\r\ntask t1 completed")
+	put(mem, 104, "a\u202eb")
 	for _, tc := range []struct {
 		name      string
 		ptr, n    uint32
@@ -194,7 +199,13 @@ func TestReadMessage(t *testing.T) {
 		{"cut at a character", 0, 13, 6, "hé…", truncated, true, true},
 		{"cut inside é is not invalid", 0, 13, 5, "h…", truncated, true, true},
 		{"repaired", 32, 6, 64, "ok\uFFFDok", repaired, true, true},
-		{"out of memory", 60, 5, 64, "", 0, false, true},
+		// Issue 27 item 3: terminal sequences and bidirectional overrides
+		// leave as visible escapes, on one line.
+		{"OSC 52 escaped", 64, 12, 64, `\x1b]52;c;eA==\a`, escaped, true, true},
+		{"CR and LF escaped", 80, 20, 64, `x\r\ntask t1 completed`, escaped, true, true},
+		{"RLO escaped", 104, 5, 64, `a\u202eb`, escaped, true, true},
+		{"escapes cut to the limit", 80, 20, 12, `x\r\ntask…`, escaped | truncated, true, true},
+		{"out of memory", 124, 5, 64, "", 0, false, true},
 		{"overflowing range", math.MaxUint32, 2, 64, "", 0, false, true},
 		{"huge length", 0, math.MaxUint32, 64, "", 0, false, true},
 	} {
@@ -223,6 +234,11 @@ func FuzzReadMessage(f *testing.F) {
 		s, _, ok := readMessage(memory(b), ptr, n, limit)
 		if ok && (!utf8.ValidString(s) || len(s) > limit) {
 			t.Fatalf("%q: not valid UTF-8 within %d bytes", s, limit)
+		}
+		for _, c := range s {
+			if printable.Unsafe(c) {
+				t.Fatalf("%q holds %U", s, c)
+			}
 		}
 	})
 }

@@ -3,6 +3,8 @@ package guestnote
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/toolhost/toolhost/internal/printable"
 )
 
 // Memory is the part of a guest's linear memory a note reads (wazero's
@@ -19,6 +21,7 @@ type Memory interface {
 const (
 	truncated = 1 << iota
 	repaired
+	escaped
 )
 
 // ellipsis ends a truncated message, so a reader knows there was more.
@@ -29,7 +32,11 @@ const ellipsis = "…"
 // because it is in range at its start). At most limit bytes come back:
 // a longer message is cut at a character boundary and ends in "…", and
 // only the bytes kept are read, so a huge length costs nothing. Invalid
-// UTF-8 is replaced with U+FFFD, as MCP messages are JSON strings.
+// UTF-8 is replaced with U+FFFD, as MCP messages are JSON strings, and
+// the result is one line of printable text (printable.Line): a note ends
+// up in clients' windows and on terminals (toolhost call --task prints
+// them), where an escape sequence could write the clipboard, clear the
+// screen or forge a line.
 func readMessage(mem Memory, ptr, n uint32, limit int) (string, int, bool) {
 	if n == 0 {
 		return "", 0, true
@@ -59,6 +66,15 @@ func readMessage(mem Memory, ptr, n uint32, limit int) (string, int, bool) {
 			fixed |= truncated
 			s = cut(s, room)
 		}
+	}
+	if line := printable.Line(s); line != s {
+		fixed |= escaped
+		// Escapes are longer than what they replace.
+		if len(line) > limit || (fixed&truncated != 0 && len(line) > limit-len(ellipsis)) {
+			fixed |= truncated
+			line = cut(line, limit-len(ellipsis))
+		}
+		s = line
 	}
 	if fixed&truncated != 0 {
 		s += ellipsis

@@ -42,11 +42,20 @@ var refused = []struct {
 	{netip.MustParsePrefix("ff00::/8"), "a multicast address"},
 }
 
-// Translation prefixes whose addresses carry an IPv4 address that is
-// checked in turn.
+// IPv6 forms that carry an IPv4 address. A request to one of them can end
+// at that IPv4 address (through a NAT64 or SIIT translator, a 6to4 relay,
+// or a stack that still routes IPv4-compatible addresses), so each is
+// judged by the address it carries.
 var (
-	nat64  = netip.MustParsePrefix("64:ff9b::/96")
-	sixTo4 = netip.MustParsePrefix("2002::/16")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052, the well-known prefix
+	localNAT64 = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215, local-use
+	// localNAT64Short is the /96 form of the local-use prefix, the only one
+	// whose IPv4 address sits at a known place.
+	localNAT64Short = netip.MustParsePrefix("64:ff9b:1::/96")
+	siit            = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 6145, IPv4-translated
+	compatible      = netip.MustParsePrefix("::/96")           // RFC 4291 §2.5.5.1, deprecated
+	sixTo4          = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	teredo          = netip.MustParsePrefix("2001::/32")       // RFC 4380
 )
 
 // Classify says what kind of non-public address a is ("a loopback
@@ -60,22 +69,47 @@ func Classify(a netip.Addr) string {
 			return r.what
 		}
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
-		case sixTo4.Contains(a):
-			v4 = netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
-		}
-		if v4.IsValid() {
-			if what := Classify(v4); what != "" {
-				return what + " (inside a translated IPv6 address)"
-			}
+	if !a.Is6() {
+		return ""
+	}
+	if teredo.Contains(a) {
+		// A Teredo address names a relay and a client behind a NAT, the
+		// client's address obfuscated; no public service lives there.
+		return "a Teredo tunnel address"
+	}
+	v4, ok := embedded(a)
+	if !ok {
+		return "a local-use NAT64 address whose IPv4 address cannot be read"
+	}
+	if v4.IsValid() {
+		if what := Classify(v4); what != "" {
+			return what + " (inside a translated IPv6 address)"
 		}
 	}
 	return ""
+}
+
+// embedded returns the IPv4 address an IPv6 address carries, or the zero
+// Addr when it carries none. ok is false for a local-use NAT64 address
+// that is not in the /96 form: RFC 8215 lets a network place the IPv4
+// address at any RFC 6052 position inside the /48, and guessing the
+// wrong one could pass a private address for a public one, so it is
+// refused rather than read.
+func embedded(a netip.Addr) (v4 netip.Addr, ok bool) {
+	b := a.As16()
+	last := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	switch {
+	case nat64.Contains(a), siit.Contains(a), compatible.Contains(a):
+		return last, true
+	case localNAT64.Contains(a):
+		if !localNAT64Short.Contains(a) {
+			return netip.Addr{}, false
+		}
+		return last, true
+	case sixTo4.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	}
+	return netip.Addr{}, true
 }
 
 // DeniedError is a dial to an address the rules refuse.

@@ -15,28 +15,38 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
-	"github.com/toolhost/toolhost/abi/guest"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
 )
 
 // convert turns a body of the given media type into the requested format.
 // HTML goes through readability (the main content) and then to Markdown or
-// text; other text types are returned as they are.
-func convert(body []byte, media, cs, pageURL, format string) (content, title string, err error) {
+// text; other text types are returned as they are. A page the HTML parser
+// refuses is given as flat text, with a note saying so.
+func convert(body []byte, media, cs, pageURL, format string) (content, title, note string, err error) {
 	text, err := decode(body, media, cs)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	isHTML := media == "text/html" || media == "application/xhtml+xml"
 	if format == "raw" || !isHTML {
-		return text, "", nil
+		return text, "", "", nil
 	}
-	base, _ := url.Parse(pageURL)
 	doc, err := html.Parse(strings.NewReader(text))
 	if err != nil {
-		return "", "", guest.Schemaf("%s: the HTML could not be parsed: %v", pageURL, err)
+		// x/net/html fails only past 512 open elements (its reader cannot
+		// fail on a string): the page, not the caller's arguments or the
+		// tool, is at fault, and it can still be read.
+		content, title := flatText(text)
+		return content, title, flatNote, nil
 	}
+	content, title, err = structured(doc, pageURL, format)
+	return content, title, "", err
+}
+
+// structured converts a parsed page: its main content, as Markdown or text.
+func structured(doc *html.Node, pageURL, format string) (content, title string, err error) {
+	base, _ := url.Parse(pageURL)
 	node := doc
 	if article, err := readability.FromDocument(doc, base); err == nil && article.Node != nil {
 		node, title = article.Node, strings.TrimSpace(article.Title())

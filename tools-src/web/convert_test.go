@@ -34,7 +34,7 @@ func TestConvertGolden(t *testing.T) {
 		}
 		for _, format := range tc.formats {
 			t.Run(tc.file+"/"+format, func(t *testing.T) {
-				got, title, err := convert(body, tc.media, tc.charset, tc.url, format)
+				got, title, _, err := convert(body, tc.media, tc.charset, tc.url, format)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -63,7 +63,7 @@ func TestConvertGolden(t *testing.T) {
 // stated, so that an -update cannot quietly accept a regression.
 func TestMarkdownKeepsContentDropsChrome(t *testing.T) {
 	body, _ := os.ReadFile(filepath.Join("testdata", "article.html"))
-	md, _, err := convert(body, "text/html", "utf-8", "https://blog.example.com/posts/wasm.html", "markdown")
+	md, _, _, err := convert(body, "text/html", "utf-8", "https://blog.example.com/posts/wasm.html", "markdown")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,4 +140,26 @@ func TestManifest(t *testing.T) {
 	tooltest.CheckManifest(t, map[string]tooltest.Flags{
 		"web.fetch": {Idempotent: true, ReadOnly: true, TimeoutMS: 30000},
 	})
+}
+
+// TestDeepPageIsAnswered holds issue 20's finding: a page nested deeper
+// than x/net/html's 512 open elements was refused as `schema`, the
+// caller's argument error, though the caller's arguments were fine. It is
+// answered as flat text with a note, for every HTML format.
+func TestDeepPageIsAnswered(t *testing.T) {
+	page := "<html><head><title>Deep</title><style>p{}</style></head><body><p>before</p>" +
+		strings.Repeat("<div>", 600) + "inside<script>var x = 1;</script>" + strings.Repeat("</div>", 600) +
+		"<p>after</p></body></html>"
+	for _, format := range []string{"markdown", "text"} {
+		got, title, note, err := convert([]byte(page), "text/html", "utf-8", "https://deep.example.com/", format)
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if title != "Deep" || note != flatNote {
+			t.Errorf("%s: title %q, note %q", format, title, note)
+		}
+		if got != "before\n\ninside\n\nafter\n" {
+			t.Errorf("%s: content %q", format, got)
+		}
+	}
 }

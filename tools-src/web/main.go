@@ -57,6 +57,7 @@ type page struct {
 	ContentType string `json:"content_type"`
 	Format      string `json:"format"`
 	Title       string `json:"title,omitempty"`
+	Note        string `json:"note,omitempty" jsonschema:"description=set when the page could not be converted as asked: what was returned instead"`
 	Content     string `json:"content" jsonschema:"description=one window of the converted content"`
 	StartIndex  int    `json:"start_index"`
 	NextIndex   int    `json:"next_index,omitempty" jsonschema:"description=start_index of the next window when truncated"`
@@ -94,7 +95,7 @@ func fetch(a fetchArgs) (page, error) {
 	if !readable(media) {
 		return page{}, guest.Schemaf("%s is %s, which web.fetch does not return: only HTML, text, JSON, XML and Markdown are", final, orUnknown(ctype))
 	}
-	content, title, err := convert(resp.Body, media, params["charset"], final, format)
+	content, title, note, err := convert(resp.Body, media, params["charset"], final, format)
 	if err != nil {
 		return page{}, err
 	}
@@ -102,7 +103,7 @@ func fetch(a fetchArgs) (page, error) {
 	if max == 0 {
 		max = defaultMaxBytes
 	}
-	p := page{URL: a.URL, FinalURL: final, Status: resp.StatusCode, ContentType: orUnknown(ctype), Format: format, Title: title}
+	p := page{URL: a.URL, FinalURL: final, Status: resp.StatusCode, ContentType: orUnknown(ctype), Format: format, Title: title, Note: note}
 	if err := p.window(content, a.StartIndex, max); err != nil {
 		return page{}, err
 	}

@@ -9,6 +9,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/toolhost/toolhost/abi/guest"
 )
 
@@ -18,6 +20,9 @@ type FetchArgs struct {
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Body    string            `json:"body,omitempty"`
+	// FailStatus makes a 5xx answer the call's error (transient), as a
+	// tool that reads pages does.
+	FailStatus bool `json:"fail_status,omitempty"`
 }
 
 // FetchResult is everything the guest saw of the answer.
@@ -40,6 +45,9 @@ func init() {
 		resp, err := guest.DefaultClient.Do(req)
 		if err != nil {
 			return FetchResult{}, err
+		}
+		if a.FailStatus && resp.StatusCode >= 500 {
+			return FetchResult{}, guest.Transient(fmt.Errorf("%s answered %d", a.URL, resp.StatusCode))
 		}
 		return FetchResult{Status: resp.StatusCode, Headers: resp.Header, Body: string(resp.Body)}, nil
 	})
