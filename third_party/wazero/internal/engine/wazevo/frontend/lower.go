@@ -154,6 +154,10 @@ func (c *Compiler) lowerBody(entryBlk ssa.BasicBlock) {
 		c.callListenerBefore()
 	}
 
+	if c.ensureTermination {
+		c.insertEntryTerminationCheck()
+	}
+
 	// Pushes the empty control frame which corresponds to the function return.
 	c.loweringState.ctrlPush(controlFrame{
 		kind:           controlFrameKindFunction,
@@ -4831,14 +4835,73 @@ func (c *Compiler) switchTo(originalStackLen int, targetBlk ssa.BasicBlock) {
 // only counts down the execution context's termination deadline and compares it with the
 // process-wide termination epoch; it calls the check-module-exit-code trampoline when the deadline
 // is reached. That happens when any module is closed (which advances the epoch by
-// wasm.TerminationEpochStep) and otherwise every wasm.TerminationEpochStep loop headers. The latter
+// wasm.TerminationEpochStep) and otherwise every wasm.TerminationEpochStep checks. The latter
 // matters: native code cannot be preempted asynchronously, so these periodic exits are what let
 // the Go scheduler and the GC stop a goroutine running a long loop.
 //
 //	deadline := execCtx.terminationDeadline - 1
 //	execCtx.terminationDeadline = deadline
 //	if int64(deadline - *execCtx.terminationEpochAddress) <= 0 { checkModuleExitCode(execCtx) }
+//
+// Loop headers alone do not bound the work between two checks: code that recurses without a
+// loop never reaches one. insertEntryTerminationCheck makes the same check at the entry of every
+// function that makes calls; one without calls cannot recurse, so each of its runs is bounded by
+// its size between the checks of its loops.
 func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams int) {
+	builder := c.ssaBuilder
+	reached := c.insertTerminationCountdown()
+
+	// The check block goes back to the loop header rather than on to the continuation: the
+	// continuation then has a single predecessor, so no critical edge is split on the hot path,
+	// and with the continuation as the first successor the block layout makes it the fallthrough.
+	continueBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	brz := builder.AllocateInstruction()
+	brz.AsBrz(reached, ssa.ValuesNil, continueBlk)
+	builder.InsertInstruction(brz)
+	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
+
+	builder.SetCurrentBlock(checkBlk)
+	c.insertTerminationExit()
+	loopArgs := c.allocateVarLengthValues(loopParams)
+	for i := 0; i < loopParams; i++ {
+		loopArgs = loopArgs.Append(builder.VarLengthPool(), loopHeader.Param(i))
+	}
+	c.insertJumpToBlock(loopArgs, loopHeader)
+
+	builder.SetCurrentBlock(continueBlk)
+	builder.Seal(checkBlk)
+	builder.Seal(continueBlk)
+}
+
+// insertEntryTerminationCheck inserts the check of insertTerminationCheck at the entry of the
+// current function, after its parameters and locals are defined, unless validation found that
+// the function makes no calls (wasm.Code.NoCalls; a function that was not validated is checked).
+// After the exit to Go, the function goes on with its body.
+func (c *Compiler) insertEntryTerminationCheck() {
+	if idx := int(c.wasmLocalFunctionIndex); idx < len(c.m.CodeSection) && c.m.CodeSection[idx].NoCalls {
+		return
+	}
+	builder := c.ssaBuilder
+	reached := c.insertTerminationCountdown()
+
+	bodyBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	brz := builder.AllocateInstruction()
+	brz.AsBrz(reached, ssa.ValuesNil, bodyBlk)
+	builder.InsertInstruction(brz)
+	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
+
+	builder.SetCurrentBlock(checkBlk)
+	c.insertTerminationExit()
+	c.insertJumpToBlock(ssa.ValuesNil, bodyBlk)
+
+	builder.SetCurrentBlock(bodyBlk)
+	builder.Seal(checkBlk)
+	builder.Seal(bodyBlk)
+}
+
+// insertTerminationCountdown decrements the termination deadline and returns whether it is
+// reached (a non-zero i32): see insertTerminationCheck.
+func (c *Compiler) insertTerminationCountdown() ssa.Value {
 	builder := c.ssaBuilder
 	deadline := builder.AllocateInstruction().
 		AsLoad(c.execCtxPtrValue, wazevoapi.ExecutionContextOffsetTerminationDeadline.U32(), ssa.TypeI64).
@@ -4854,19 +4917,14 @@ func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams 
 	epoch := builder.AllocateInstruction().AsLoad(epochAddr, 0, ssa.TypeI64).Insert(builder).Return()
 	remaining := builder.AllocateInstruction().AsIsub(deadline, epoch).Insert(builder).Return()
 	zero := builder.AllocateInstruction().AsIconst64(0).Insert(builder).Return()
-	reached := builder.AllocateInstruction().
+	return builder.AllocateInstruction().
 		AsIcmp(remaining, zero, ssa.IntegerCmpCondSignedLessThanOrEqual).Insert(builder).Return()
+}
 
-	// The check block goes back to the loop header rather than on to the continuation: the
-	// continuation then has a single predecessor, so no critical edge is split on the hot path,
-	// and with the continuation as the first successor the block layout makes it the fallthrough.
-	continueBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
-	brz := builder.AllocateInstruction()
-	brz.AsBrz(reached, ssa.ValuesNil, continueBlk)
-	builder.InsertInstruction(brz)
-	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
-
-	builder.SetCurrentBlock(checkBlk)
+// insertTerminationExit calls the check-module-exit-code trampoline, which returns only if the
+// module is still open (and then sets the next deadline).
+func (c *Compiler) insertTerminationExit() {
+	builder := c.ssaBuilder
 	checkModuleExitCodePtr := builder.AllocateInstruction().
 		AsLoad(c.execCtxPtrValue,
 			wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
@@ -4876,15 +4934,6 @@ func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams 
 	builder.AllocateInstruction().
 		AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
 		Insert(builder)
-	loopArgs := c.allocateVarLengthValues(loopParams)
-	for i := 0; i < loopParams; i++ {
-		loopArgs = loopArgs.Append(builder.VarLengthPool(), loopHeader.Param(i))
-	}
-	c.insertJumpToBlock(loopArgs, loopHeader)
-
-	builder.SetCurrentBlock(continueBlk)
-	builder.Seal(checkBlk)
-	builder.Seal(continueBlk)
 }
 
 // results returns the number of results of the current function.
