@@ -992,8 +992,8 @@ type Code struct {
 	// NoCalls is set by Module.Validate when Body has no call instruction of any kind (call,
 	// call_indirect, call_ref and their return_ forms), and cleared when it has one or has not been
 	// validated. A function without calls cannot recurse, and its loops check for termination at
-	// their headers, so the compiler leaves out its function-entry termination check: the work it
-	// does between two checks is bounded by its size (see frontend.Compiler.insertTerminationCheck).
+	// their headers, so if it is also short the compiler leaves out its function-entry termination
+	// check (see frontend.Compiler.insertTerminationCheck).
 	NoCalls bool
 
 	// GoFunc is non-nil when IsHostFunction and defined in go, either

@@ -153,9 +153,10 @@ func (e *engine) getCompiledModuleFromCache(module *wasm.Module) (cm *compiledMo
 var magic = []byte{'W', 'A', 'Z', 'E', 'V', 'O'}
 
 // inlineTerminationCheck is part of the file cache key of code compiled with the termination
-// check inline at loop headers and function entries (see frontend.Compiler.insertTerminationCheck).
+// check inline at loop headers, function entries and after calls with long tails (see
+// frontend.Compiler.insertTerminationCheck).
 // The previous patch level, with loop headers only, wrote "inline-termination-check".
-var inlineTerminationCheck = []byte("inline-termination-check+function-entries")
+var inlineTerminationCheck = []byte("inline-termination-check+function-entries+call-tails")
 
 func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader {
 	buf := bytes.NewBuffer(nil)

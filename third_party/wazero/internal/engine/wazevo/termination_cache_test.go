@@ -33,4 +33,5 @@ func Test_fileCacheKey_terminationCheck(t *testing.T) {
 	require.Equal(t, keyWith(inlineTerminationCheck), key)
 	require.NotEqual(t, keyWith(), key)
 	require.NotEqual(t, keyWith([]byte("inline-termination-check")), key)
+	require.NotEqual(t, keyWith([]byte("inline-termination-check+function-entries")), key)
 }

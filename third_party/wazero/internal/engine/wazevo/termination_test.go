@@ -208,3 +208,47 @@ func TestE2E_ensureTermination_recursionGC(t *testing.T) {
 	_, err := m.ExportedFunction("run").Call(ctx, fibHuge)
 	requireExitCode(t, err, sys.ExitCodeContextCanceled)
 }
+
+// unwindModule imports env.ready and exports f(n): at n == 0 it calls ready and returns 0,
+// otherwise it returns f(n-1) run through 20,000 multiply-adds, a 120 KB tail after its recursive
+// call that each frame runs on the way back up.
+var unwindModule = func() []byte {
+	body := []byte{
+		wasm.OpcodeLocalGet, 0, wasm.OpcodeI32Eqz,
+		wasm.OpcodeIf, 0x40, wasm.OpcodeCall, 0, wasm.OpcodeI32Const, 0, wasm.OpcodeReturn, wasm.OpcodeEnd,
+		wasm.OpcodeLocalGet, 0, wasm.OpcodeI32Const, 1, wasm.OpcodeI32Sub, wasm.OpcodeCall, 1,
+	}
+	for range 20_000 {
+		body = append(body, wasm.OpcodeI32Const, 3, wasm.OpcodeI32Mul, wasm.OpcodeI32Const, 1, wasm.OpcodeI32Add)
+	}
+	return binaryencoding.EncodeModule(&wasm.Module{
+		TypeSection: []wasm.FunctionType{
+			{},
+			{Params: []wasm.ValueType{i32}, Results: []wasm.ValueType{i32}, ParamNumInUint64: 1, ResultNumInUint64: 1},
+		},
+		ImportSection:       []wasm.Import{{Module: "env", Name: "ready", Type: wasm.ExternTypeFunc, DescFunc: 0}},
+		ImportFunctionCount: 1,
+		FunctionSection:     []wasm.Index{1},
+		CodeSection:         []wasm.Code{{Body: append(body, wasm.OpcodeEnd)}},
+		ExportSection:       []wasm.Export{{Name: "f", Type: wasm.ExternTypeFunc, Index: 1}},
+	})
+}()
+
+// TestE2E_ensureTermination_unwind cancels a call at the bottom of a recursion 1,000,000 deep:
+// the stack then unwinds through a long tail in every frame. Without a check after the call
+// (returns are not checked) all of it ran unchecked: about 4 minutes, during which the goroutine
+// could not be preempted either.
+func TestE2E_ensureTermination_unwind(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+	defer func() { require.NoError(t, r.Close(context.Background())) }()
+	_, err := r.NewHostModuleBuilder("env").NewFunctionBuilder().
+		WithFunc(func(context.Context, api.Module) { cancel() }).Export("ready").
+		Instantiate(ctx)
+	require.NoError(t, err)
+	m, err := r.Instantiate(context.Background(), unwindModule)
+	require.NoError(t, err)
+	_, err = m.ExportedFunction("f").Call(ctx, 1_000_000)
+	requireExitCode(t, err, sys.ExitCodeContextCanceled)
+}

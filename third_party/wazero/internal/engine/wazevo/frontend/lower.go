@@ -1602,6 +1602,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCallIndirect(typeIndex, tableIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeCall:
 		fnIndex := c.readI32u()
@@ -1609,6 +1610,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCall(fnIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeDrop:
 		if state.unreachable {
@@ -3816,6 +3818,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCallRef(typeIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeReturnCallRef:
 		typeIndex := c.readI32u()
@@ -4845,8 +4848,9 @@ func (c *Compiler) switchTo(originalStackLen int, targetBlk ssa.BasicBlock) {
 //
 // Loop headers alone do not bound the work between two checks: code that recurses without a
 // loop never reaches one. insertEntryTerminationCheck makes the same check at the entry of every
-// function that makes calls; one without calls cannot recurse, so each of its runs is bounded by
-// its size between the checks of its loops.
+// function that makes calls (one without calls cannot recurse, so each of its runs is bounded by
+// its size between the checks of its loops), and insertPostCallTerminationCheck after a call that
+// leaves a long tail, which an unwinding stack would otherwise run unchecked in every frame.
 func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams int) {
 	builder := c.ssaBuilder
 	reached := c.insertTerminationCountdown()
@@ -4873,14 +4877,44 @@ func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams 
 	builder.Seal(continueBlk)
 }
 
+// terminationTailBytes is the most body bytes a call may leave after it in its function without
+// a termination check after it returns (insertPostCallTerminationCheck), and the largest function
+// without calls that gets no check at its entry.
+//
+// Why both: returns are not checked, so when a deep stack unwinds, each frame runs the code after
+// its call with no check until the next one; without a bound that work is stack depth times
+// function size (a crafted module with a 120 KB tail after its recursive call ran 25 s past a
+// cancel at depth 100,000, and its goroutine could not be preempted meanwhile). With it, a frame
+// runs at most terminationTailBytes instructions of its own and calls at most half as many
+// functions without calls, each at most as long, before a check. Compiled code rarely does more
+// after its last call than combine results and return (fib: an add), so recursion pays nothing.
+const terminationTailBytes = 32
+
 // insertEntryTerminationCheck inserts the check of insertTerminationCheck at the entry of the
 // current function, after its parameters and locals are defined, unless validation found that
-// the function makes no calls (wasm.Code.NoCalls; a function that was not validated is checked).
-// After the exit to Go, the function goes on with its body.
+// the function makes no calls (wasm.Code.NoCalls; a function that was not validated is checked)
+// and it is at most terminationTailBytes long. After the exit to Go, the function goes on with its
+// body.
 func (c *Compiler) insertEntryTerminationCheck() {
-	if idx := int(c.wasmLocalFunctionIndex); idx < len(c.m.CodeSection) && c.m.CodeSection[idx].NoCalls {
+	if idx := int(c.wasmLocalFunctionIndex); idx < len(c.m.CodeSection) && c.m.CodeSection[idx].NoCalls &&
+		len(c.wasmFunctionBody) <= terminationTailBytes {
 		return
 	}
+	c.insertStraightTerminationCheck()
+}
+
+// insertPostCallTerminationCheck inserts the check of insertTerminationCheck after a call that
+// leaves more than terminationTailBytes of the function's body after it.
+func (c *Compiler) insertPostCallTerminationCheck() {
+	if !c.ensureTermination || len(c.wasmFunctionBody)-(c.loweringState.pc+1) <= terminationTailBytes {
+		return
+	}
+	c.insertStraightTerminationCheck()
+}
+
+// insertStraightTerminationCheck inserts the check of insertTerminationCheck in straight-line
+// code: after the exit to Go, the code goes on where it was.
+func (c *Compiler) insertStraightTerminationCheck() {
 	builder := c.ssaBuilder
 	reached := c.insertTerminationCountdown()
 
