@@ -124,8 +124,9 @@ reliability: build plugins
 		$(GO) test -p 1 -count=1 -v -timeout 30m -run 'Hostile|Soak' ./reliability/ ./cmd/toolhost/
 
 # Deadline lateness (docs/BENCHMARKS.md): how late a 50 ms timeout's error
-# comes back for a spinning and a sleeping Go guest, LATENESS_CALLS calls
-# each, one at a time; and overload: OVERLOAD_CALLERS callers saturating the
+# comes back for a spinning and a sleeping Go guest and a WAT and a C guest
+# recursing without a loop, LATENESS_CALLS calls each, one at a time; and
+# overload: OVERLOAD_CALLERS callers saturating the
 # CPU for 10 s with fresh-instance admission off and at OVERLOAD_FRESH
 # (default: the CPU count), interleaved, one process per arm (latency, peak
 # RSS). Measurements of the machine, not gates: not in `make test`.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
 // percentile of sorted ds (p in [0, 1]).
@@ -27,37 +28,50 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 // TestLatenessReport measures how late a call's error comes back after its
 // deadline (make lateness; TOOLHOST_LATENESS=N calls per guest): a Go
-// guest spinning on the CPU and one sleeping, each with a 50 ms timeout,
-// one call at a time. It prints p50/p99/max; it asserts nothing (a
-// measurement of the machine, not a gate).
+// guest spinning on the CPU and one sleeping, and a WAT and a C guest
+// recursing without a loop (stopped only by the termination check at
+// function entries), each with a 50 ms timeout, one call at a time. It
+// prints p50/p99/max; it asserts nothing (a measurement of the machine,
+// not a gate) but that no call succeeds.
 func TestLatenessReport(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TOOLHOST_LATENESS"))
 	if n <= 0 {
 		t.Skip("a measurement: make lateness (TOOLHOST_LATENESS=calls)")
 	}
 	rt := newRuntime(t, host.Config{})
-	m, err := rt.LoadFile(context.Background(), misbehavePath)
-	if err != nil {
-		t.Fatal(err)
+	load := func(path string) *host.Module {
+		m, err := rt.LoadFile(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
 	}
+	mb := load(misbehavePath)
 	const timeout = 50 * time.Millisecond
 	fmt.Printf("| guest | calls | p50 late | p99 late | max late |\n|---|---|---|---|---|\n")
-	for _, c := range []struct{ tool, args string }{
-		{"spin", `{}`},
-		{"sleep", `{"ms":10000}`},
+	for _, c := range []struct {
+		name string
+		m    *host.Module
+		tool string
+		args string
+	}{
+		{"spin", mb, "spin", `{}`},
+		{"sleep", mb, "sleep", `{"ms":10000}`},
+		{"recurse (WAT)", load(watPath(t, "fib")), "wat.fib", `{"n":60}`},
+		{"recurse (C)", load(testwasm.C(t, "host/testdata/cfib")), "c.fib", `{"n":60}`},
 	} {
 		late := make([]time.Duration, 0, n)
 		for range n {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			deadline, _ := ctx.Deadline()
-			_, err := m.Call(ctx, c.tool, []byte(c.args), host.Limits{})
+			_, err := c.m.Call(ctx, c.tool, []byte(c.args), host.Limits{})
 			late = append(late, time.Since(deadline))
 			cancel()
 			if err == nil {
 				t.Fatalf("%s returned before its deadline", c.tool)
 			}
 		}
-		printLateness(c.tool, late)
+		printLateness(c.name, late)
 	}
 	printLateness("(Go floor: no guest)", goTimerLateness(n, timeout))
 }

@@ -79,6 +79,8 @@ func (m *Module) validateFunctionWithMaxStackValues(
 	code := &m.CodeSection[idx]
 	body := code.Body
 	localTypes := code.LocalTypes
+	code.NoCalls = false
+	calls := false
 
 	sts.reset(functionType)
 	valueTypeStack := &sts.vs
@@ -682,6 +684,7 @@ func (m *Module) validateFunctionWithMaxStackValues(
 			}
 			valueTypeStack.pushStackLimit(len(bt.Params))
 		} else if op == OpcodeCall || op == OpcodeTailCallReturnCall {
+			calls = true
 			pc++
 			index, num, err := leb128.LoadUint32(body[pc:])
 			if err != nil {
@@ -711,6 +714,7 @@ func (m *Module) validateFunctionWithMaxStackValues(
 				valueTypeStack.unreachable()
 			}
 		} else if op == OpcodeCallIndirect || op == OpcodeTailCallReturnCallIndirect {
+			calls = true
 			pc++
 			typeIndex, num, err := leb128.LoadUint32(body[pc:])
 			if err != nil {
@@ -764,6 +768,7 @@ func (m *Module) validateFunctionWithMaxStackValues(
 				valueTypeStack.unreachable()
 			}
 		} else if op == OpcodeCallRef || op == OpcodeReturnCallRef {
+			calls = true
 			if err := enabledFeatures.RequireEnabled(experimental.CoreFeaturesTypedFunctionReferences); err != nil {
 				return fmt.Errorf("%s invalid as %v", instructionNames[op], err)
 			}
@@ -2305,6 +2310,7 @@ func (m *Module) validateFunctionWithMaxStackValues(
 	if valueTypeStack.maximumStackPointer > maxStackValues {
 		return fmt.Errorf("function may have %d stack values, which exceeds limit %d", valueTypeStack.maximumStackPointer, maxStackValues)
 	}
+	code.NoCalls = !calls
 	return nil
 }
 

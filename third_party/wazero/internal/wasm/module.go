@@ -989,6 +989,13 @@ type Code struct {
 	// See https://www.w3.org/TR/2019/REC-wasm-core-1-20191205/#binary-expr
 	Body []byte
 
+	// NoCalls is set by Module.Validate when Body has no call instruction of any kind (call,
+	// call_indirect, call_ref and their return_ forms), and cleared when it has one or has not been
+	// validated. A function without calls cannot recurse, and its loops check for termination at
+	// their headers, so if it is also short the compiler leaves out its function-entry termination
+	// check (see frontend.Compiler.insertTerminationCheck).
+	NoCalls bool
+
 	// GoFunc is non-nil when IsHostFunction and defined in go, either
 	// api.GoFunction or api.GoModuleFunction. When present, LocalTypes and Body must
 	// be nil.

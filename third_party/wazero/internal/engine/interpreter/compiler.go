@@ -198,6 +198,8 @@ type compiler struct {
 	bodyOffsetInCodeSection uint64
 
 	ensureTermination bool
+	// checkAtEntry is whether the function being compiled checks for termination at its entry.
+	checkAtEntry bool
 	// Pre-allocated bytes.Reader to be used in various places.
 	br             *bytes.Reader
 	funcTypeToSigs funcTypeToIRSignatures
@@ -359,6 +361,10 @@ func (c *compiler) Next() (*compilationResult, error) {
 	c.stackLenInUint64 = 0
 	c.unreachableState.on, c.unreachableState.depth = false, 0
 
+	// A function that makes calls checks at its entry whether its module was closed, as loop
+	// headers do: recursion without a loop never reaches one. Without calls (wasm.Code.NoCalls) a
+	// function cannot recurse, and its loops check.
+	c.checkAtEntry = c.ensureTermination && !code.NoCalls
 	if err := c.compile(sig, code.Body, code.LocalTypes, code.BodyOffsetInCodeSection); err != nil {
 		return nil, err
 	}
@@ -388,6 +394,10 @@ func (c *compiler) compile(sig *wasm.FunctionType, body []byte, localTypes []was
 	// arguments before entering into the function body.
 	for _, t := range c.localTypes {
 		c.emitDefaultValue(t)
+	}
+
+	if c.checkAtEntry {
+		c.emit(newOperationBuiltinFunctionCheckExitCode())
 	}
 
 	// Insert the function control frame.

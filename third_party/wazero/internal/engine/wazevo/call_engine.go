@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/internal/wasm"
 	"github.com/tetratelabs/wazero/internal/wasmdebug"
 	"github.com/tetratelabs/wazero/internal/wasmruntime"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 type (
@@ -213,7 +214,7 @@ func (c *callEngine) Call(ctx context.Context, params ...uint64) ([]uint64, erro
 	return paramResultSlice[:c.numberOfResults], nil
 }
 
-func (c *callEngine) addFrame(builder wasmdebug.ErrorBuilder, addr uintptr) (def api.FunctionDefinition, listener experimental.FunctionListener) {
+func (c *callEngine) addFrame(builder wasmdebug.ErrorBuilder, addr uintptr, withSources bool) (def api.FunctionDefinition, listener experimental.FunctionListener) {
 	eng := c.parent.parent.parent
 	cm := eng.compiledModuleOfAddr(addr)
 	if cm == nil {
@@ -240,7 +241,7 @@ func (c *callEngine) addFrame(builder wasmdebug.ErrorBuilder, addr uintptr) (def
 		index := cm.functionIndexOf(addr)
 		def = cm.module.FunctionDefinition(cm.module.ImportFunctionCount + index)
 		var sources []string
-		if dw := cm.module.DWARFLines; dw != nil {
+		if dw := cm.module.DWARFLines; dw != nil && withSources {
 			sourceOffset := cm.getSourceOffset(addr)
 			sources = dw.Line(sourceOffset)
 		}
@@ -314,8 +315,13 @@ func (c *callEngine) callWithStack(ctx context.Context, paramResultStack []uint6
 
 			var listeners []listenerForAbort
 			builder := wasmdebug.NewErrorBuilder()
+			// An exit error (a closed module: a deadline, a cancellation, proc_exit) is returned
+			// without the stack trace, so the frames skip their source lines: looking them up in
+			// DWARF took hundreds of milliseconds for a C module 60 calls deep, all of it after
+			// the deadline. The frames themselves stay, for the listeners' Abort.
+			_, exiting := r.(*sys.ExitError)
 			if c.execCtx.stackPointerBeforeGoCall != nil {
-				def, lsn := c.addFrame(builder, uintptr(unsafe.Pointer(c.execCtx.goCallReturnAddress)))
+				def, lsn := c.addFrame(builder, uintptr(unsafe.Pointer(c.execCtx.goCallReturnAddress)), !exiting)
 				if lsn != nil {
 					listeners = append(listeners, listenerForAbort{def, lsn})
 				}
@@ -327,7 +333,7 @@ func (c *callEngine) callWithStack(ctx context.Context, paramResultStack []uint6
 				)
 				if len(returnAddrs) > 1 {
 					for _, retAddr := range returnAddrs[:len(returnAddrs)-1] { // the last return addr is the trampoline, so we skip it.
-						def, lsn = c.addFrame(builder, retAddr)
+						def, lsn = c.addFrame(builder, retAddr, !exiting)
 						if lsn != nil {
 							listeners = append(listeners, listenerForAbort{def, lsn})
 						}

@@ -30,8 +30,9 @@ func fileCacheKey(m *wasm.Module) (ret filecache.Key) {
 	s := sha256.New()
 	s.Write(m.ID[:])
 	s.Write(magic)
-	// Code compiled before the inline termination check had the same version and magic: keep it
-	// apart, so that it is not loaded with its call into Go at every loop header.
+	// Code compiled before the inline termination check, or with it at loop headers only, had the
+	// same version and magic: keep it apart, so that neither code that calls into Go at every loop
+	// header nor code that a recursion without a loop never stops is loaded.
 	s.Write(inlineTerminationCheck)
 	// Write the CPU features so that we can cache the compiled module for the same CPU.
 	// This prevents the incompatible CPU features from being used.
@@ -152,8 +153,10 @@ func (e *engine) getCompiledModuleFromCache(module *wasm.Module) (cm *compiledMo
 var magic = []byte{'W', 'A', 'Z', 'E', 'V', 'O'}
 
 // inlineTerminationCheck is part of the file cache key of code compiled with the termination
-// check inline at loop headers (see frontend.Compiler.insertTerminationCheck).
-var inlineTerminationCheck = []byte("inline-termination-check")
+// check inline at loop headers, function entries and after calls with long tails (see
+// frontend.Compiler.insertTerminationCheck).
+// The previous patch level, with loop headers only, wrote "inline-termination-check".
+var inlineTerminationCheck = []byte("inline-termination-check+function-entries+call-tails")
 
 func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader {
 	buf := bytes.NewBuffer(nil)

@@ -154,6 +154,10 @@ func (c *Compiler) lowerBody(entryBlk ssa.BasicBlock) {
 		c.callListenerBefore()
 	}
 
+	if c.ensureTermination {
+		c.insertEntryTerminationCheck()
+	}
+
 	// Pushes the empty control frame which corresponds to the function return.
 	c.loweringState.ctrlPush(controlFrame{
 		kind:           controlFrameKindFunction,
@@ -1598,6 +1602,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCallIndirect(typeIndex, tableIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeCall:
 		fnIndex := c.readI32u()
@@ -1605,6 +1610,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCall(fnIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeDrop:
 		if state.unreachable {
@@ -3812,6 +3818,7 @@ func (c *Compiler) lowerCurrentOpcode() {
 			break
 		}
 		c.lowerCallRef(typeIndex)
+		c.insertPostCallTerminationCheck()
 
 	case wasm.OpcodeReturnCallRef:
 		typeIndex := c.readI32u()
@@ -4831,14 +4838,104 @@ func (c *Compiler) switchTo(originalStackLen int, targetBlk ssa.BasicBlock) {
 // only counts down the execution context's termination deadline and compares it with the
 // process-wide termination epoch; it calls the check-module-exit-code trampoline when the deadline
 // is reached. That happens when any module is closed (which advances the epoch by
-// wasm.TerminationEpochStep) and otherwise every wasm.TerminationEpochStep loop headers. The latter
+// wasm.TerminationEpochStep) and otherwise every wasm.TerminationEpochStep checks. The latter
 // matters: native code cannot be preempted asynchronously, so these periodic exits are what let
 // the Go scheduler and the GC stop a goroutine running a long loop.
 //
 //	deadline := execCtx.terminationDeadline - 1
 //	execCtx.terminationDeadline = deadline
 //	if int64(deadline - *execCtx.terminationEpochAddress) <= 0 { checkModuleExitCode(execCtx) }
+//
+// Loop headers alone do not bound the work between two checks: code that recurses without a
+// loop never reaches one. insertEntryTerminationCheck makes the same check at the entry of every
+// function that makes calls (one without calls cannot recurse, so each of its runs is bounded by
+// its size between the checks of its loops), and insertPostCallTerminationCheck after a call that
+// leaves a long tail, which an unwinding stack would otherwise run unchecked in every frame.
 func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams int) {
+	builder := c.ssaBuilder
+	reached := c.insertTerminationCountdown()
+
+	// The check block goes back to the loop header rather than on to the continuation: the
+	// continuation then has a single predecessor, so no critical edge is split on the hot path,
+	// and with the continuation as the first successor the block layout makes it the fallthrough.
+	continueBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	brz := builder.AllocateInstruction()
+	brz.AsBrz(reached, ssa.ValuesNil, continueBlk)
+	builder.InsertInstruction(brz)
+	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
+
+	builder.SetCurrentBlock(checkBlk)
+	c.insertTerminationExit()
+	loopArgs := c.allocateVarLengthValues(loopParams)
+	for i := 0; i < loopParams; i++ {
+		loopArgs = loopArgs.Append(builder.VarLengthPool(), loopHeader.Param(i))
+	}
+	c.insertJumpToBlock(loopArgs, loopHeader)
+
+	builder.SetCurrentBlock(continueBlk)
+	builder.Seal(checkBlk)
+	builder.Seal(continueBlk)
+}
+
+// terminationTailBytes is the most body bytes a call may leave after it in its function without
+// a termination check after it returns (insertPostCallTerminationCheck), and the largest function
+// without calls that gets no check at its entry.
+//
+// Why both: returns are not checked, so when a deep stack unwinds, each frame runs the code after
+// its call with no check until the next one; without a bound that work is stack depth times
+// function size (a crafted module with a 120 KB tail after its recursive call ran 25 s past a
+// cancel at depth 100,000, and its goroutine could not be preempted meanwhile). With it, a frame
+// runs at most terminationTailBytes instructions of its own and calls at most half as many
+// functions without calls, each at most as long, before a check. Compiled code rarely does more
+// after its last call than combine results and return (fib: an add), so recursion pays nothing.
+const terminationTailBytes = 32
+
+// insertEntryTerminationCheck inserts the check of insertTerminationCheck at the entry of the
+// current function, after its parameters and locals are defined, unless validation found that
+// the function makes no calls (wasm.Code.NoCalls; a function that was not validated is checked)
+// and it is at most terminationTailBytes long. After the exit to Go, the function goes on with its
+// body.
+func (c *Compiler) insertEntryTerminationCheck() {
+	if idx := int(c.wasmLocalFunctionIndex); idx < len(c.m.CodeSection) && c.m.CodeSection[idx].NoCalls &&
+		len(c.wasmFunctionBody) <= terminationTailBytes {
+		return
+	}
+	c.insertStraightTerminationCheck()
+}
+
+// insertPostCallTerminationCheck inserts the check of insertTerminationCheck after a call that
+// leaves more than terminationTailBytes of the function's body after it.
+func (c *Compiler) insertPostCallTerminationCheck() {
+	if !c.ensureTermination || len(c.wasmFunctionBody)-(c.loweringState.pc+1) <= terminationTailBytes {
+		return
+	}
+	c.insertStraightTerminationCheck()
+}
+
+// insertStraightTerminationCheck inserts the check of insertTerminationCheck in straight-line
+// code: after the exit to Go, the code goes on where it was.
+func (c *Compiler) insertStraightTerminationCheck() {
+	builder := c.ssaBuilder
+	reached := c.insertTerminationCountdown()
+
+	bodyBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
+	brz := builder.AllocateInstruction()
+	brz.AsBrz(reached, ssa.ValuesNil, bodyBlk)
+	builder.InsertInstruction(brz)
+	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
+
+	builder.SetCurrentBlock(checkBlk)
+	c.insertTerminationExit()
+	c.insertJumpToBlock(ssa.ValuesNil, bodyBlk)
+
+	builder.SetCurrentBlock(bodyBlk)
+	builder.Seal(checkBlk)
+	builder.Seal(bodyBlk)
+}
+
+// insertTerminationCountdown decrements the termination deadline and returns whether it is
+// reached (a non-zero i32): see insertTerminationCheck.
+func (c *Compiler) insertTerminationCountdown() ssa.Value {
 	builder := c.ssaBuilder
 	deadline := builder.AllocateInstruction().
 		AsLoad(c.execCtxPtrValue, wazevoapi.ExecutionContextOffsetTerminationDeadline.U32(), ssa.TypeI64).
@@ -4854,19 +4951,14 @@ func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams 
 	epoch := builder.AllocateInstruction().AsLoad(epochAddr, 0, ssa.TypeI64).Insert(builder).Return()
 	remaining := builder.AllocateInstruction().AsIsub(deadline, epoch).Insert(builder).Return()
 	zero := builder.AllocateInstruction().AsIconst64(0).Insert(builder).Return()
-	reached := builder.AllocateInstruction().
+	return builder.AllocateInstruction().
 		AsIcmp(remaining, zero, ssa.IntegerCmpCondSignedLessThanOrEqual).Insert(builder).Return()
+}
 
-	// The check block goes back to the loop header rather than on to the continuation: the
-	// continuation then has a single predecessor, so no critical edge is split on the hot path,
-	// and with the continuation as the first successor the block layout makes it the fallthrough.
-	continueBlk, checkBlk := builder.AllocateBasicBlock(), builder.AllocateBasicBlock()
-	brz := builder.AllocateInstruction()
-	brz.AsBrz(reached, ssa.ValuesNil, continueBlk)
-	builder.InsertInstruction(brz)
-	c.insertJumpToBlock(ssa.ValuesNil, checkBlk)
-
-	builder.SetCurrentBlock(checkBlk)
+// insertTerminationExit calls the check-module-exit-code trampoline, which returns only if the
+// module is still open (and then sets the next deadline).
+func (c *Compiler) insertTerminationExit() {
+	builder := c.ssaBuilder
 	checkModuleExitCodePtr := builder.AllocateInstruction().
 		AsLoad(c.execCtxPtrValue,
 			wazevoapi.ExecutionContextOffsetCheckModuleExitCodeTrampolineAddress.U32(),
@@ -4876,15 +4968,6 @@ func (c *Compiler) insertTerminationCheck(loopHeader ssa.BasicBlock, loopParams 
 	builder.AllocateInstruction().
 		AsCallIndirect(checkModuleExitCodePtr, &c.checkModuleExitCodeSig, args).
 		Insert(builder)
-	loopArgs := c.allocateVarLengthValues(loopParams)
-	for i := 0; i < loopParams; i++ {
-		loopArgs = loopArgs.Append(builder.VarLengthPool(), loopHeader.Param(i))
-	}
-	c.insertJumpToBlock(loopArgs, loopHeader)
-
-	builder.SetCurrentBlock(continueBlk)
-	builder.Seal(checkBlk)
-	builder.Seal(continueBlk)
 }
 
 // results returns the number of results of the current function.

@@ -277,6 +277,10 @@ func (b *builder) splitCriticalEdge(pred, succ *basicBlock, predInfo *basicBlock
 	newBranch := b.AllocateInstruction()
 	newBranch.opcode = originalBranch.opcode
 	newBranch.rValue = Value(trampoline.ID())
+	// The new branch takes the place of the original one in pred, so it is in the original's
+	// instruction group: without it, a conditional branch on a compare in the same group could not
+	// be lowered as one compare-and-branch (the backend merges only within a group).
+	newBranch.gid = originalBranch.gid
 	switch originalBranch.opcode {
 	case OpcodeJump:
 	case OpcodeBrz, OpcodeBrnz:
