@@ -35,11 +35,15 @@ bin/c-include/jsmn.h:
 	@mkdir -p $(@D)
 	ln -sf /usr/include/jsmn.h $@
 
-$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h
+# Each module gets its manifest embedded (the toolhost.manifest section,
+# docs/ABI.md), so that serve lists its tools before it compiles.
+$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h $(BIN)
 	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -I ../../bin/c-include -o ../../$@ *.c
+	$(BIN) manifest embed $@
 
-$(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum
+$(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./tools-src/$*
+	$(BIN) manifest embed $@
 
 run: build plugins
 	$(BIN) serve --plugins ./plugins
