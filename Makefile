@@ -216,7 +216,8 @@ bench-mem: build
 	$(GO) build -o bin/bench-mem ./internal/bench/mem
 	bin/bench-mem $(MEM_FLAGS)
 
-# serve's start (to listening, to every tool listed) and the first call
+# serve's start (to listening, to every tool listed; over --stdio, to initialize
+# answered and the first tools/list) and the first call
 # after it, cold and warm cache, on the example plugins (docs/BENCHMARKS.md,
 # "Lazy start"). BEFORE=path/to/toolhost adds interleaved rounds of another
 # binary (say, one built from main); ROUNDS=5.

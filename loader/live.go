@@ -90,10 +90,7 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, fmt.Errorf("plugins folder: %w", err)
 	}
-	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{},
-		loading: map[string]string{}, claims: newClaims(ctx),
-		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
+	l := newLive(ctx, rt, dir, opts, logger)
 	if opts.Background {
 		l.bg = newBackground(ctx)
 	}
@@ -116,6 +113,14 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 		return nil, nil, err
 	}
 	return l, ch, nil
+}
+
+// newLive is the folder before its first scan, read from the file system.
+func newLive(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) *Live {
+	return &Live{rt: rt, dir: dir, opts: opts, logger: logger,
+		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{},
+		loading: map[string]string{}, claims: newClaims(ctx),
+		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 }
 
 // Lookup finds a tool in the current registry.
@@ -201,6 +206,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
 	seen := make(map[string]string, len(paths)) // path -> sha256 of the bytes there now
+	refusedNow := map[string]bool{} // serving files refused by their claims' verdicts (verify.go)
 	for _, p := range paths {
 		fi, err := l.fs.stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -254,6 +260,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 				// contradicted: its tools go.
 				l.rejected[p], l.reasons[p] = sha, le.Reason
 				ch.Errors = append(ch.Errors, le)
+				refusedNow[p] = true
 				continue
 			}
 			next[p] = old
@@ -273,7 +280,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	}
 	l.stamps = stamps
 	for p := range l.files {
-		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) && l.rejected[p] != seen[p] {
+		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) && !refusedNow[p] {
 			ch.Removed = append(ch.Removed, p)
 		}
 	}
