@@ -206,7 +206,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
 	seen := make(map[string]string, len(paths)) // path -> sha256 of the bytes there now
-	refusedNow := map[string]bool{} // serving files refused by their claims' verdicts (verify.go)
+	refusedNow := map[string]bool{}             // serving files refused by their claims' verdicts (verify.go)
 	for _, p := range paths {
 		fi, err := l.fs.stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
