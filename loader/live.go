@@ -507,7 +507,9 @@ func (l *Live) report(ch *Change) {
 		for _, p := range ch.Loaded {
 			lines[p] = fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v", p, len(ch.Tools[p]),
 				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
-			if slices.Contains(ch.Deferred, p) {
+			if m, ok := l.files[p].ref.mod.(*host.Module); ok && m.Unverified() {
+				lines[p] += " (from its embedded manifest; compiles in the background, checked against its describe)"
+			} else if slices.Contains(ch.Deferred, p) {
 				lines[p] += " (from the describe cache; compiles on its first call)"
 			}
 		}

@@ -27,7 +27,7 @@ type lazyFlags struct {
 
 func (l *lazyFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before from the describe cache without compiling them (each compiles in the background with --warm-up, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are); --lazy=false compiles every module before serving")
+	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before (the describe cache) or carrying their manifest (toolhost manifest embed) without compiling them (each compiles in the background, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are; a tools/list waits for them); --lazy=false compiles every module before serving")
 	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
 	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
 	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
