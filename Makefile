@@ -219,8 +219,8 @@ bench-mem: build
 # serve's start (to listening, to every tool listed; over --stdio, to initialize
 # answered and the first tools/list) and the first call
 # after it, cold and warm cache, on the example plugins (docs/BENCHMARKS.md,
-# "Lazy start"). BEFORE=path/to/toolhost adds interleaved rounds of another
-# binary (say, one built from main); ROUNDS=5.
+# "Lazy start", "Cold start"). BEFORE=path/to/toolhost adds interleaved rounds of another
+# binary (say, one built from main); ROUNDS=5; ARMS=cold the cold-start arms only.
 .PHONY: bench-start
 bench-start: build plugins
 	scripts/bench-start.sh

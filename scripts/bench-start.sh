@@ -9,7 +9,9 @@
 # tools/list and a call at once (scripts/bench-start-stdio.py). Cold is an
 # empty --cache-dir: no compiled code and no describe cache entry.
 set -eu
-NEW=${NEW:-bin/toolhost} P=${PLUGINS:-plugins} ROUNDS=${ROUNDS:-5} BEFORE=${BEFORE:-}
+# ARMS=cold runs only the cold-start arms of issue 20 (now cold over HTTP
+# and stdio, now warm over both, BEFORE cold over stdio).
+NEW=${NEW:-bin/toolhost} P=${PLUGINS:-plugins} ROUNDS=${ROUNDS:-5} BEFORE=${BEFORE:-} ARMS=${ARMS:-all}
 W0=$(mktemp -d)
 trap 'rm -rf "$W0"' EXIT
 python3 scripts/bench-start.py "$NEW" "$P" "$W0" --lazy=false >/dev/null # every module compiled and described
@@ -25,6 +27,14 @@ run() { # label mode bin [flags]
 }
 for r in $(seq "$ROUNDS"); do
 	echo "round $r, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ "$ARMS" = cold ]; then
+		run "now, cold" cold "$NEW"
+		run "now, cold, stdio" cold "$NEW"
+		run "now, warm, stdio" warm "$NEW"
+		run "now, warm" warm "$NEW"
+		if [ -n "$BEFORE" ]; then run "before, cold, stdio" cold "$BEFORE"; fi
+		continue
+	fi
 	if [ -n "$BEFORE" ]; then
 		run "before, cold" cold "$BEFORE"
 		run "before, cold, stdio" cold "$BEFORE"
