@@ -35,11 +35,15 @@ bin/c-include/jsmn.h:
 	@mkdir -p $(@D)
 	ln -sf /usr/include/jsmn.h $@
 
-$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h
+# Each module gets its manifest embedded (the toolhost.manifest section,
+# docs/ABI.md), so that serve lists its tools before it compiles.
+$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h $(BIN)
 	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -I ../../bin/c-include -o ../../$@ *.c
+	$(BIN) manifest embed $@
 
-$(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum
+$(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum $(BIN)
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./tools-src/$*
+	$(BIN) manifest embed $@
 
 run: build plugins
 	$(BIN) serve --plugins ./plugins
@@ -213,10 +217,11 @@ bench-mem: build
 	$(GO) build -o bin/bench-mem ./internal/bench/mem
 	bin/bench-mem $(MEM_FLAGS)
 
-# serve's start (to listening, to every tool listed) and the first call
+# serve's start (to listening, to every tool listed; over --stdio, to initialize
+# answered and the first tools/list) and the first call
 # after it, cold and warm cache, on the example plugins (docs/BENCHMARKS.md,
-# "Lazy start"). BEFORE=path/to/toolhost adds interleaved rounds of another
-# binary (say, one built from main); ROUNDS=5.
+# "Lazy start", "Cold start"). BEFORE=path/to/toolhost adds interleaved rounds of another
+# binary (say, one built from main); ROUNDS=5; ARMS=cold the cold-start arms only.
 .PHONY: bench-start
 bench-start: build plugins
 	scripts/bench-start.sh

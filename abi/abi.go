@@ -37,6 +37,15 @@ const (
 	ExportCall = "toolhost_call"
 )
 
+// ManifestSection is the name of the custom section in which a module may
+// carry its manifest (what its toolhost_describe returns) and the facts a
+// host reads from its compiled code, so that a host can list its tools
+// before compiling it. `toolhost manifest embed` writes it; the host
+// checks it against the module's own describe once the module compiles,
+// and refuses a module whose section says otherwise. Its layout is in
+// docs/ABI.md.
+const ManifestSection = "toolhost.manifest"
+
 // Defaults the manifest falls back to when neither a tool nor the module sets
 // a value.
 const (

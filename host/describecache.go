@@ -169,12 +169,19 @@ func writeAtomic(p string, b []byte) error {
 }
 
 // Listable reports whether Load would list the module whose sha256 is sha
-// at once, from its describe cache entry, without compiling it: the
-// runtime is lazy (Config.Lazy) and the entry exists. An entry found
-// unusable when Load reads it only means that Load compiles after all.
-func (r *Runtime) Listable(sha string) bool {
+// (its bytes wasm, if the caller has them) at once, without compiling it:
+// the runtime is lazy (Config.Lazy) and it has a describe cache entry or a
+// toolhost.manifest section. An entry or section found unusable when Load
+// reads it only means that Load compiles after all.
+func (r *Runtime) Listable(sha string, wasm []byte) bool {
+	if !r.cfg.Lazy {
+		return false
+	}
+	if _, ok, err := readEmbedded(wasm); ok && err == nil {
+		return true
+	}
 	p := r.describePath(sha)
-	if !r.cfg.Lazy || p == "" {
+	if p == "" {
 		return false
 	}
 	_, err := os.Stat(p)

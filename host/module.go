@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -37,6 +38,12 @@ type Module struct {
 	hasInit  bool     // exports _initialize
 	mem      *memPool // linear memory for its instances
 	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+
+	// claim is the manifest of the module's toolhost.manifest section
+	// when it was listed from it (embedded.go), compact; verified is set
+	// once its compile and describe agreed with it.
+	claim    []byte
+	verified atomic.Bool
 }
 
 // export is a function export the ABI requires, with its signature.
@@ -73,8 +80,11 @@ func (r *Runtime) LoadFile(ctx context.Context, path string) (*Module, error) {
 // path.
 //
 // With Config.Lazy, a module described before (its describe cache entry,
-// by sha256, beside the compilation cache) loads at once without
-// compiling: its code compiles on its first call.
+// by sha256, beside the compilation cache) or one that carries its
+// manifest (the toolhost.manifest section) loads at once without
+// compiling: its code compiles on its first call (or Module.Verify), and a
+// section is checked then against what the module's describe returns.
+// Compiled at load, a module whose section disagrees is refused.
 func (r *Runtime) Load(ctx context.Context, path string, wasm []byte) (*Module, error) {
 	return r.LoadHashed(ctx, path, wasm, sha256.Sum256(wasm))
 }
@@ -92,6 +102,9 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 			}
 			return m, nil
 		}
+		if m := r.embeddedModule(path, wasm, hex.EncodeToString(sum[:])); m != nil {
+			return m, nil
+		}
 	}
 	m, err := r.compile(ctx, path, wasm, sum, wantExports, "")
 	if err != nil {
@@ -101,6 +114,10 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 	if err != nil {
 		_ = m.Close(ctx)
 		return nil, &LoadError{Path: path, Reason: err.Error(), Err: err}
+	}
+	if err := checkEmbedded(m, wasm, raw); err != nil {
+		_ = m.Close(ctx)
+		return nil, &LoadError{Path: path, Reason: err.(*ClaimError).Reason, Err: err}
 	}
 	m.Manifest = manifest
 	m.Tools = manifest.Resolve()

@@ -108,7 +108,7 @@ func TestCompileCutShortKeepsDescribeEntry(t *testing.T) {
 	if err := m.Recompile(ctx); err == nil {
 		t.Fatal("a compile under an ended context succeeded: the test proves nothing")
 	}
-	if !rt.Listable(m.SHA256) {
+	if !rt.Listable(m.SHA256, nil) {
 		t.Fatal("the describe cache entry was deleted by a compile cut short")
 	}
 }

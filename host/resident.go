@@ -25,6 +25,7 @@ type code struct {
 	pending  *compiling            // the compile in progress, or nil
 	users    int                   // instances made from compiled not yet closed
 	closed   bool                  // Module.Close was called
+	refused  error                 // a *ClaimError: the module never compiles for a call
 }
 
 // compiling is one on-demand compile; done closes when it ends, and err
@@ -90,6 +91,10 @@ func (m *Module) acquireCode(ctx context.Context) (wazero.CompiledModule, error)
 			c.mu.Unlock()
 			return nil, errModuleClosed
 		}
+		if c.refused != nil {
+			c.mu.Unlock()
+			return nil, c.refused
+		}
 		if c.compiled != nil {
 			c.users++
 			compiled := c.compiled
@@ -148,8 +153,15 @@ func (m *Module) compileOnDemand(p *compiling) {
 	defer m.rt.compiling.Add(-1)
 	start := time.Now()
 	compiled, err := m.recompile(m.rt.life.ctx)
+	if m.Unverified() && err != nil {
+		err = claimVerdict(m.rt.life.ctx, m, err)
+	}
 	c := &m.code
 	c.mu.Lock()
+	var ce *ClaimError
+	if errors.As(err, &ce) {
+		c.refused = err
+	}
 	p.err = err
 	c.pending = nil
 	if err == nil && c.closed {
@@ -218,6 +230,15 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 		return nil, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s changed on disk since it was loaded; call again once it reloads", m.Path)}
 	}
 	fresh, err := m.rt.compile(ctx, m.Path, wasm, sum, wantExports, "")
+	if err == nil && m.Unverified() {
+		// Listed from its toolhost.manifest section: the section is
+		// checked before any call runs the code.
+		if err := m.verifyClaim(ctx, fresh); err != nil {
+			_ = fresh.code.compiled.Close(ctx)
+			return nil, err
+		}
+		return fresh.code.compiled, nil
+	}
 	if err != nil {
 		// A compile cut short (the runtime closing: a restart during the
 		// warm-up) says nothing against the entry; keeping it is what

@@ -58,7 +58,7 @@ func newBackground(ctx context.Context) *background {
 func (l *Live) deferCold(fresh []string, bytesOf map[string][]byte, shas map[string]string) []string {
 	var now []string
 	for _, p := range fresh {
-		if l.rt.Listable(shas[p]) {
+		if l.rt.Listable(shas[p], bytesOf[p]) {
 			now = append(now, p)
 			continue
 		}
@@ -275,9 +275,10 @@ func (l *Live) outranksAtStart(path string, recs []*registry.Tool, other string,
 func (l *Live) evictAtStart(other, path string, recs []*registry.Tool, next map[string]*liveFile, ch *Change) {
 	f := next[other]
 	delete(next, other)
-	l.rejected[other] = f.sha
 	_, clash := claimed(f.recs, other, map[string]*liveFile{path: {recs: recs}})
-	ch.Errors = append(ch.Errors, &host.LoadError{Path: other, Reason: clash + "; the file that served the name first keeps it, across restarts too"})
+	reason := clash + "; the file that served the name first keeps it, across restarts too"
+	l.rejected[other], l.reasons[other] = f.sha, reason
+	ch.Errors = append(ch.Errors, &host.LoadError{Path: other, Reason: reason})
 	ch.Background = append(ch.Background, other)
 }
 

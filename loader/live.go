@@ -44,6 +44,9 @@ type Live struct {
 	mu        sync.Mutex // guards the fields below; not held while compiling
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
+	reasons   map[string]string // path -> why its rejected bytes were refused
+	loading   map[string]string // path -> sha256 a rescan is compiling now
+	loaded    chan struct{}     // closed when loading empties; nil while it is empty
 	stamps    map[string]stamp  // path -> size and mtime when last read
 	listeners []func(*registry.Registry)
 	started   bool // the first rescan (Open's) is over
@@ -51,6 +54,7 @@ type Live struct {
 	closed    bool // Close was called
 
 	bg         *background // Options.Background's start; nil without it
+	claims     *claims     // modules listed from their embedded manifests, checked in the background (verify.go)
 	startTotal int         // module files the first rescan found
 
 	owners *owners                              // who holds each tool name, across restarts
@@ -86,9 +90,7 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 	if _, err := os.Stat(dir); err != nil {
 		return nil, nil, fmt.Errorf("plugins folder: %w", err)
 	}
-	l := &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{},
-		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
+	l := newLive(ctx, rt, dir, opts, logger)
 	if opts.Background {
 		l.bg = newBackground(ctx)
 	}
@@ -111,6 +113,14 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 		return nil, nil, err
 	}
 	return l, ch, nil
+}
+
+// newLive is the folder before its first scan, read from the file system.
+func newLive(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) *Live {
+	return &Live{rt: rt, dir: dir, opts: opts, logger: logger,
+		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{},
+		loading: map[string]string{}, claims: newClaims(ctx),
+		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 }
 
 // Lookup finds a tool in the current registry.
@@ -196,6 +206,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	shaOf := map[string]string{}
 	stamps := make(map[string]stamp, len(paths))
 	seen := make(map[string]string, len(paths)) // path -> sha256 of the bytes there now
+	refusedNow := map[string]bool{}             // serving files refused by their claims' verdicts (verify.go)
 	for _, p := range paths {
 		fi, err := l.fs.stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -228,7 +239,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 				if l.rejected[p] != notModule(st) {
 					ch.Errors = append(ch.Errors, &host.LoadError{Path: p, Reason: err.Error(), Err: err})
 				}
-				l.rejected[p] = notModule(st)
+				l.rejected[p], l.reasons[p] = notModule(st), err.Error()
 				if old, ok := l.files[p]; ok {
 					next[p] = old
 				}
@@ -244,6 +255,14 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		stamps[p] = st
 		seen[p] = sha
 		if old, ok := l.files[p]; ok && old.sha == sha {
+			if le := l.claims.refused(p, sha); le != nil {
+				// Listed from its embedded manifest, which its code
+				// contradicted: its tools go.
+				l.rejected[p], l.reasons[p] = sha, le.Reason
+				ch.Errors = append(ch.Errors, le)
+				refusedNow[p] = true
+				continue
+			}
 			next[p] = old
 			continue
 		}
@@ -261,13 +280,14 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 	}
 	l.stamps = stamps
 	for p := range l.files {
-		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) {
+		if _, ok := next[p]; !ok && !slices.Contains(fresh, p) && !refusedNow[p] {
 			ch.Removed = append(ch.Removed, p)
 		}
 	}
 	for p := range l.rejected {
 		if _, ok := stamps[p]; !ok {
 			delete(l.rejected, p) // the refused file is gone (or unread: read it again)
+			delete(l.reasons, p)
 		}
 	}
 	if !l.started {
@@ -290,6 +310,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 		// Compile off the lock (scanMu still keeps rescans one at a
 		// time): compiling can take as long as the host's compile limit
 		// allows, and Close (shutdown) and OnChange must not wait for it.
+		l.startLoading(fresh, shaOf, ready)
 		l.mu.Unlock()
 		before, cached := l.rt.CacheEntries()
 		loaded := l.compile(ctx, fresh, bytesOf, shaOf, ready)
@@ -299,6 +320,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			l.cacheHits.Add(uint64(max(len(fresh)-len(ready)-misses, 0))) // loadBackground counted those
 		}
 		l.mu.Lock()
+		defer l.endLoading()
 		if l.closed {
 			for _, r := range loaded {
 				if r.mod != nil {
@@ -364,7 +386,7 @@ func (l *Live) compile(ctx context.Context, paths []string, bytesOf map[string][
 func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next map[string]*liveFile, ch *Change) {
 	keepOld := func(le *host.LoadError) {
 		ch.Errors = append(ch.Errors, le)
-		l.rejected[path] = sha
+		l.rejected[path], l.reasons[path] = sha, le.Reason
 		if old, ok := l.files[path]; ok {
 			next[path] = old
 		}
@@ -398,7 +420,11 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		l.evictAtStart(other, path, recs, next, ch)
 	}
 	delete(l.rejected, path)
+	delete(l.reasons, path)
 	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
+	if m.Unverified() {
+		l.claims.check(l, path, m)
+	}
 	ch.Loaded = append(ch.Loaded, path)
 	ch.Took[path] = res.took
 	if !m.Resident() {
@@ -481,7 +507,9 @@ func (l *Live) report(ch *Change) {
 		for _, p := range ch.Loaded {
 			lines[p] = fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v", p, len(ch.Tools[p]),
 				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
-			if slices.Contains(ch.Deferred, p) {
+			if m, ok := l.files[p].ref.mod.(*host.Module); ok && m.Unverified() {
+				lines[p] += " (from its embedded manifest; compiles in the background, checked against its describe)"
+			} else if slices.Contains(ch.Deferred, p) {
 				lines[p] += " (from the describe cache; compiles on its first call)"
 			}
 		}
@@ -519,5 +547,6 @@ func (l *Live) Close() {
 	}
 	l.files = map[string]*liveFile{}
 	l.mu.Unlock()
+	l.claims.close()
 	l.closeBackground()
 }

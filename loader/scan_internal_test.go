@@ -32,8 +32,9 @@ func openWith(t *testing.T, cfg host.Config, dir string, fsys folderFS) *Live {
 	}
 	t.Cleanup(func() { rt.Close(ctx) })
 	// open, with the folder read through fsys from the first scan on.
-	l := &Live{rt: rt, dir: dir, logger: discardLogger(), files: map[string]*liveFile{},
-		rejected: map[string]string{}, fs: fsys, after: time.After, owners: loadOwners("", discardLogger())}
+	l := newLive(ctx, rt, dir, Options{}, discardLogger())
+	l.fs = fsys
+	t.Cleanup(l.Close)
 	empty, _ := registry.New(nil)
 	l.cur.Store(empty)
 	if _, err := l.Rescan(ctx); err != nil {

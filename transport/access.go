@@ -93,6 +93,7 @@ func (s *Server) mayCall(ctx context.Context, tool string) bool {
 // for the audit line. The manifest name is returned with a refusal, as
 // resolve does, for the audit line only.
 func (s *Server) permitted(ctx context.Context, c *callInfo, name string, meta map[string]any) (string, *dispatcher.DispatchError) {
+	s.awaitTool(ctx, name)
 	tool, derr := s.resolve(name, meta)
 	checked := tool
 	if tool == "" && s.opts.Plans != nil && isPlanTool(name) {

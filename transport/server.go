@@ -80,6 +80,9 @@ type Options struct {
 	// about the tools, by manifest name, added to each listed tool's
 	// _meta (see listmeta.go); nil adds none.
 	ListMeta func() map[string]map[string]any
+	// Loading, when set, says what of the tools is not listed yet because
+	// its module still compiles (see loading.go); nil: nothing ever is.
+	Loading Loading
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -132,6 +135,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// result carrying a not_found envelope instead, so tools/call is taken
 	// over here, ahead of the SDK's lookup (see protocolMiddleware).
 	s.addListMeta()
+	s.addStartWait()
 	s.mcp.AddReceivingMiddleware(s.protocolMiddleware)
 	s.addAccess()
 	// Last, so outermost: a result takes its revision's shape after the

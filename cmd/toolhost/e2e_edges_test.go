@@ -61,6 +61,7 @@ func TestE2EOriginsHostsAndTokens(t *testing.T) {
 		{"POST", "/mcp", initialize},
 		{"GET", "/events", ""},
 		{"GET", "/metrics", ""},
+		{"GET", "/status", ""},
 		{"POST", "/rpc", `{"jsonrpc":"2.0","id":1,"method":"governor.state"}`},
 		{"GET", "/healthz", ""},
 		{"GET", "/readyz", ""},

@@ -105,10 +105,11 @@ func TestE2ELazyServeListensBeforeColdModules(t *testing.T) {
 	}
 }
 
-// serve --stdio answers the client's initialize only once every module
-// present at start is listed or refused, so its first tools/list is whole:
-// with a cold cache the Go module compiles for seconds in the background,
-// and an early answer would list none of its tools.
+// serve --stdio answers initialize at once, and the client's first
+// tools/list waits until every module present at start is listed or
+// refused, so it is whole: with a cold cache this Go module (no embedded
+// manifest) compiles for seconds in the background, and an early answer
+// would list none of its tools.
 func TestE2ELazyStdioWaitsForTheListing(t *testing.T) {
 	plugins := testwasm.Dir(t, testwasm.Go(t, "./tools-src/text"))
 	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")

@@ -39,7 +39,10 @@ func newListCmd() *cobra.Command {
 		Short: "List the tools of a running server",
 		Long: `list prints the tools of a running server: NAME is what MCP clients see
 and call (text_count), MANIFEST NAME the tool's own name (text.count), which
-the config, the audit log and events use; toolhost call takes either.`,
+the config, the audit log and events use; toolhost call takes either. Then
+every file of the plugins folder: compiling, serving (its version) or refused
+(the reason, as inspect prints it); toolhost status prints the same with the
+server's settings (status --json has it as .modules).`,
 		Example: `  toolhost list
   toolhost list --json | jq '.[].name'`,
 		Args: cobra.NoArgs,
@@ -93,7 +96,18 @@ the config, the audit log and events use; toolhost call takes either.`,
 				fmt.Fprintf(tw, "%s\t%s\t%v\t%v\t%s\t%s\t%s\t%s\n", safeLine(r.Name), safeLine(manifest), r.Idempotent, r.ReadOnly,
 					timeout, safeLine(instances), safeLine(moduleID(r.Module)), safeLine(r.Title))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			// Then every file of the folder, the ones not listed too:
+			// compiling, or refused and why.
+			st, err := fetchStatus(cmd, server)
+			if err != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nmodule files: unknown (%v)\n", err)
+				return nil
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			return printModules(cmd.OutOrStdout(), st.Modules)
 		},
 	}
 	addServerFlag(cmd, &server)

@@ -219,6 +219,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		TracerProvider: tracing.Provider(),
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(rt),
+		Loading:        live,
 	})
 	live.OnChange(srv.SetTools)
 	live.OnChange(func(*registry.Registry) { d.ToolsChanged() })
@@ -230,9 +231,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		}()
 	}
 	if f.stdio {
-		if !waitListed(ctx, live, logger) {
-			return nil
-		}
+		// initialize is answered at once; a tools/list waits for the
+		// modules still compiling to be listed (transport.Loading).
+		noteStarting(live, logger)
 		return serveStdio(ctx, srv, f.grace, logger)
 	}
 	m := metrics.New(metrics.Gauges{
@@ -250,7 +251,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	go m.Follow(ctx, bus)
 	fl.register(m.Registry())
 	m.Registry().MustRegister(instanceMetrics(rt, live))
-	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, live, readyNote(fl.degraded, rt), logger)
+	status := &statusSource{plugins: f.plugins, cfg: cfg, rt: rt, live: live}
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, status, readyNote(fl.degraded, rt), logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -275,7 +277,8 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, start starting, degraded func() string, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, status *statusSource, degraded func() string, logger *slog.Logger) error {
+	start := status.live
 	var ready atomic.Bool
 	mux := http.NewServeMux()
 	ln, hs, err := edgeServer(mux, f)
@@ -292,7 +295,9 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	mux.Handle("/rpc", require(gov.RPCHandler()))
 	mux.Handle("GET /metrics", require(m.Handler()))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("GET /readyz", readyz(&ready, start, degraded))
+	mux.HandleFunc("GET /readyz", readyz(&ready, start, degraded, start.Files))
+	status.transports = []string{"streamable-http http://" + ln.Addr().String() + "/mcp"}
+	mux.Handle("GET /status", require(status.handler()))
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
 )
 
 // lazyFlags are serve's flags for when modules' code is compiled and kept,
@@ -24,7 +27,7 @@ type lazyFlags struct {
 
 func (l *lazyFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before from the describe cache without compiling them (each compiles in the background with --warm-up, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are); --lazy=false compiles every module before serving")
+	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before (the describe cache) or carrying their manifest (toolhost manifest embed) without compiling them (each compiles in the background, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are; a tools/list waits for them); --lazy=false compiles every module before serving")
 	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
 	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
 	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
@@ -114,43 +117,58 @@ func afterListing(ctx context.Context, start starting, f func()) {
 	}()
 }
 
-// waitListed holds a --stdio server back until every module present at
-// start is listed or refused: the client's initialize waits in the pipe,
-// so its first tools/list is the whole list, as every stdio client
-// expects (there is no readiness probe on stdio). False: ctx ended first.
-func waitListed(ctx context.Context, start starting, logger *slog.Logger) bool {
-	select {
-	case <-start.Listed():
-		return true
-	default:
-	}
-	logger.Info("waiting for the modules compiling in the background before answering on stdio", "progress", start.StartingNote())
-	select {
-	case <-start.Listed():
-		return true
-	case <-ctx.Done():
-		return false
+// noteStarting logs, for a --stdio server, the modules still compiling
+// in the background when it starts answering: its client's first
+// tools/list waits for them (there is no readiness probe on stdio).
+func noteStarting(start starting, logger *slog.Logger) {
+	if note := start.StartingNote(); note != "" {
+		logger.Info("answering on stdio; a tools/list waits for the modules compiling in the background", "progress", note)
 	}
 }
 
 // readyz answers /readyz: 503 while shutting down (ready false) and while
 // modules present at start are still compiling (a load balancer must not
 // send calls for tools not listed yet); then 200 "ready", or 200 with the
-// degraded note (the replica serves, in its decided failure modes).
-func readyz(ready *atomic.Bool, start starting, degraded func() string) http.HandlerFunc {
+// degraded note (the replica serves, in its decided failure modes). After
+// that first line, one line per module file from files (nil: none): its
+// state and version. /readyz is unauthenticated, so a refusal's reason is
+// left to `toolhost status` and `toolhost list`, which ask behind the
+// server's authentication.
+func readyz(ready *atomic.Bool, start starting, degraded func() string, files func() []loader.FileState) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
-		if msg := start.StartingNote(); msg != "" {
-			http.Error(w, msg, http.StatusServiceUnavailable)
-			return
+		var b strings.Builder
+		code := http.StatusOK
+		switch {
+		case start.StartingNote() != "":
+			code = http.StatusServiceUnavailable
+			b.WriteString(start.StartingNote())
+		case degraded() != "":
+			b.WriteString(degraded())
+		default:
+			b.WriteString("ready")
 		}
-		if msg := degraded(); msg != "" {
-			fmt.Fprintln(w, msg)
-			return
+		b.WriteString("\n")
+		if files != nil {
+			for _, f := range files() {
+				fmt.Fprintf(&b, "%s: %s", f.Path, f.State)
+				if f.SHA256 != "" {
+					fmt.Fprintf(&b, " %s", f.SHA256)
+				}
+				if f.State == loader.StateServing && f.Verifying {
+					b.WriteString(" (listed from its embedded manifest; code compiling)")
+				}
+				b.WriteString("\n")
+			}
 		}
-		fmt.Fprintln(w, "ready")
+		if code != http.StatusOK {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(code)
+		}
+		_, _ = io.WriteString(w, b.String())
 	}
 }

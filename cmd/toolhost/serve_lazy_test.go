@@ -31,7 +31,7 @@ func TestReadyzWhileStarting(t *testing.T) {
 	note := "starting: 3 of 20 modules listed, 17 compiling"
 	st.note.Store(&note)
 	degraded := ""
-	h := readyz(&ready, st, func() string { return degraded })
+	h := readyz(&ready, st, func() string { return degraded }, nil)
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h(rec, httptest.NewRequest("GET", "/readyz", nil))
