@@ -7,15 +7,15 @@ import (
 	"os"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/testwasm"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
 // BenchmarkCompile is a restart's cost per module: a new Runtime loading

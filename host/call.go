@@ -11,10 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tetratelabs/wazero/sys"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/attempt"
+	"github.com/toolhost/toolhost/third_party/wazero/sys"
 )
 
 // Request is one call of one of a module's tools.

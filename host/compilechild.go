@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
 // Defaults for CompileLimits fields left at zero.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
 // BenchmarkDeadlineCost is what hard deadlines cost guest compute, on

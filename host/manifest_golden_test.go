@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 var updateManifests = flag.Bool("update-manifests", false, "rewrite testdata/manifests/*.json from the tool modules' toolhost_describe")

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 )
 
 // memPool keeps the linear-memory buffers of a module's closed instances

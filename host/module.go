@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // Module is a compiled, checked tool module and its manifest. It is

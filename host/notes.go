@@ -3,9 +3,9 @@ package host
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/guestnote"
+	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
 // withNoteCall returns ctx carrying the notes (toolhost_v1.progress and

@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // Planner is a planner module: WebAssembly exporting toolhost_plan (see

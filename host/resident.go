@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
 // code is a module's compiled code, which may be absent: not compiled yet

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/sys"
 )
 
 // A guest sleeping when its call's context ends is stopped inside the

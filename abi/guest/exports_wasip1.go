@@ -5,7 +5,7 @@ package guest
 import (
 	"unsafe"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // Guest memory ownership: buffers handed to the host through toolhost_alloc

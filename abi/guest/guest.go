@@ -41,7 +41,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // Options describe a tool beyond its name and function. The zero value is a

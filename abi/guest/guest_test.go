@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 type anyArgs struct {

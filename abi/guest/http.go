@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // HTTP from a tool goes through the host's governed egress (the

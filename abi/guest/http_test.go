@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // fakeHost replaces the host call for one test: it records the request

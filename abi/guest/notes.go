@@ -3,7 +3,7 @@ package guest
 import (
 	"context"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // Progress and logs go to whoever called the tool, through the host (the

@@ -2,7 +2,7 @@
 
 package guest
 
-import "github.com/toolhost/toolhost/abi"
+import "github.com/toolhost/toolhost/abi/guest/abi"
 
 // Outside WebAssembly there is no host to tell.
 func importedProgress(float64, float64, string) abi.NoteStatus { return abi.NoteDropped }

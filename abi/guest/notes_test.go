@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // recordNotes replaces the host calls for one test and returns what they

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // The toolhost_v1 note imports (abi.ImportProgress and abi.ImportLog). A

@@ -27,7 +27,6 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-// toolhost's own replace does not apply to a module that requires it: the
-// benchmark must run toolhost on the wazero it ships with (Extism then runs
-// on the same engine).
-replace github.com/tetratelabs/wazero => ../../third_party/wazero
+// toolhost runs on its own fork of wazero (third_party/wazero, packages of
+// toolhost's module), and the raw-wazero arms use it too; Extism's go-sdk
+// runs on stock wazero, as it does for its users.

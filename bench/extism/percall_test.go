@@ -17,14 +17,15 @@ import (
 	"testing"
 
 	extism "github.com/extism/go-sdk"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	stockwazero "github.com/tetratelabs/wazero"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
 const (
@@ -168,7 +169,7 @@ func extismPlugin(b *testing.B, ctx context.Context, path string) *extism.Compil
 	}
 	p, err := extism.NewCompiledPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}},
 		extism.PluginConfig{EnableWasi: true,
-			RuntimeConfig: wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)}, nil)
+			RuntimeConfig: stockwazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

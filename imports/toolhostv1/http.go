@@ -16,8 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // httpRequest is toolhost_v1.http_request(req_ptr, req_len i32) -> i32.

@@ -3,10 +3,10 @@ package toolhostv1
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/guestnote"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // exportNotes exports progress and log (abi.ImportProgress,

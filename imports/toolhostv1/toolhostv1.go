@@ -16,9 +16,9 @@ package toolhostv1
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // ModuleName is the import module name guests use: "toolhost_v1".

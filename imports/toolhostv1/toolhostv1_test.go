@@ -6,10 +6,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 // The module exports exactly the functions docs/ABI.md names, with their

@@ -17,7 +17,7 @@ const module = "github.com/toolhost/toolhost"
 // aliases name the outside dependencies the table's last column speaks
 // of; anything else backticked there is a package of this module.
 var aliases = map[string]string{
-	"wazero":     "github.com/tetratelabs/wazero",
+	"wazero":     "github.com/toolhost/toolhost/third_party/wazero",
 	"mcp":        "github.com/modelcontextprotocol/go-sdk/mcp",
 	"go-redis":   "github.com/redis/go-redis",
 	"cobra":      "github.com/spf13/cobra",
@@ -185,8 +185,8 @@ func TestViolationIsCaught(t *testing.T) {
 		rule, imp string
 		want      bool
 	}{
-		{"wazero", "github.com/tetratelabs/wazero/api", true},
-		{"wazero", "github.com/tetratelabs/wazerox", false},
+		{"wazero", "github.com/toolhost/toolhost/third_party/wazero/api", true},
+		{"wazero", "github.com/toolhost/toolhost/third_party/wazerox", false},
 		{"host", module + "/host", true},
 		{"host", module + "/hostmatch", false},
 		{"mcp", "github.com/modelcontextprotocol/go-sdk/mcp", true},

@@ -41,8 +41,9 @@ func Go(t testing.TB, pkg string) string {
 	}
 	out := filepath.Join(outDir(t), safeName(pkg)+".wasm")
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, pkg)
-	cmd.Dir = Root(t)
+	dir, rel := moduleOf(t, pkg)
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, rel)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s for wasip1: %v\n%s", pkg, err, b)
@@ -54,6 +55,30 @@ func Go(t testing.TB, pkg string) string {
 	}
 	built[pkg] = out
 	return out
+}
+
+// moduleOf returns the folder of the Go module that holds pkg (a path
+// relative to the repository root) and pkg relative to that folder. Guests
+// are not packages of the server's module: the examples (tools-src) and the
+// test guests are modules of their own that build from the SDK's module,
+// abi/guest, as a tool author's would.
+func moduleOf(t testing.TB, pkg string) (dir, rel string) {
+	t.Helper()
+	root := Root(t)
+	abs := filepath.Join(root, filepath.FromSlash(pkg))
+	for dir = abs; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if dir == root || dir == filepath.Dir(dir) {
+			t.Fatalf("testwasm.Go(%q): no go.mod above it", pkg)
+		}
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, "./" + filepath.ToSlash(rel)
 }
 
 // WAT returns the committed .wasm assembled from the WebAssembly text file

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
 // dataRuntime instantiates modules without running anything in them, so

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
 // FuzzCheckModule feeds arbitrary bytes through Check and, when it

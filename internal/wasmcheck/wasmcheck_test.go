@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
 // module assembles a binary module from its sections, each given as id

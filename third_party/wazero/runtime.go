@@ -2,20 +2,21 @@ package wazero
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
-	"github.com/tetratelabs/wazero/api"
-	experimentalapi "github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/internal/engine/interpreter"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo"
-	"github.com/tetratelabs/wazero/internal/expctxkeys"
-	"github.com/tetratelabs/wazero/internal/platform"
-	internalsock "github.com/tetratelabs/wazero/internal/sock"
-	internalsys "github.com/tetratelabs/wazero/internal/sys"
-	"github.com/tetratelabs/wazero/internal/wasm"
-	binaryformat "github.com/tetratelabs/wazero/internal/wasm/binary"
-	"github.com/tetratelabs/wazero/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	experimentalapi "github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/interpreter"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/expctxkeys"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/platform"
+	internalsock "github.com/toolhost/toolhost/third_party/wazero/internal/sock"
+	internalsys "github.com/toolhost/toolhost/third_party/wazero/internal/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
+	binaryformat "github.com/toolhost/toolhost/third_party/wazero/internal/wasm/binary"
+	"github.com/toolhost/toolhost/third_party/wazero/sys"
 )
 
 // Runtime allows embedding of WebAssembly modules.
@@ -227,6 +228,18 @@ func (r *runtime) Module(moduleName string) api.Module {
 
 // CompileModule implements Runtime.CompileModule
 func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledModule, error) {
+	c, err := r.compileModule(ctx, binary, true)
+	if errors.Is(err, wasm.ErrValidationSkippedCodeGone) {
+		// The compiled code that let validation be skipped vanished before the engine loaded
+		// it: validate these bytes now and compile them.
+		return r.compileModule(ctx, binary, false)
+	}
+	return c, err
+}
+
+// compileModule is CompileModule; skipValidation lets it skip validating function bodies
+// whose compiled code the engine already holds.
+func (r *runtime) compileModule(ctx context.Context, binary []byte, skipValidation bool) (CompiledModule, error) {
 	if err := r.failIfClosed(); err != nil {
 		return nil, err
 	}
@@ -242,7 +255,7 @@ func (r *runtime) CompileModule(ctx context.Context, binary []byte) (CompiledMod
 	// was compiled, and validating them again is most of loading a large module from the cache.
 	if ctx.Value(expctxkeys.FunctionListenerFactoryKey{}) == nil {
 		internal.AssignModuleID(binary, nil, r.ensureTermination)
-		if c, ok := r.store.Engine.(compiledChecker); ok && c.HasCompiledModule(internal) {
+		if c, ok := r.store.Engine.(compiledChecker); ok && skipValidation && c.HasCompiledModule(internal) {
 			internal.FunctionsValidatedBefore = true
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 func init() {

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 func init() {

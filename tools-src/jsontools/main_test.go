@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/tooltest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
+	"github.com/toolhost/toolhost/tools-src/internal/tooltest"
 )
 
 func TestManifest(t *testing.T) {

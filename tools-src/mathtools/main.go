@@ -11,8 +11,8 @@ import (
 	"slices"
 	"unicode"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 func init() {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/tooltest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
+	"github.com/toolhost/toolhost/tools-src/internal/tooltest"
 )
 
 func TestManifest(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // maxPrimesBelow keeps a segment and the base primes well inside the

@@ -11,8 +11,8 @@ import (
 	"time"
 	_ "time/tzdata"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // now is the clock time.now reads; tests replace it.

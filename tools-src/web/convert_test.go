@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/tooltest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
+	"github.com/toolhost/toolhost/tools-src/internal/tooltest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -15,8 +15,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 func init() {

@@ -121,9 +121,16 @@ func buildModules(dir string, n int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	for i := range n {
+		// memtool is a module of its own (it builds from the guest SDK's
+		// module), so it is built from its folder.
 		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags", fmt.Sprintf("-X main.prefix=m%d", i),
-			"-o", filepath.Join(dir, fmt.Sprintf("m%d.wasm", i)), "./internal/bench/memtool")
+			"-o", filepath.Join(dir, fmt.Sprintf("m%d.wasm", i)), ".")
+		cmd.Dir = filepath.Join("internal", "bench", "memtool")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building memtool: %v\n%s", err, out)

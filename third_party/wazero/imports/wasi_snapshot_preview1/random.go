@@ -4,10 +4,10 @@ import (
 	"context"
 	"io"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental/sys"
-	"github.com/tetratelabs/wazero/internal/wasip1"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasip1"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 // randomGet is the WASI function named RandomGetName which writes random

@@ -8,12 +8,15 @@ import (
 // Default is the default version value used when none was found.
 const Default = "dev"
 
+// forkVersion is the version of this renamed fork of wazero.
+const forkVersion = "v1.12.0+toolhost"
+
 // version holds the current version from the go.mod of downstream users or set by ldflag for wazero CLI.
 var version string
 
 // GetWazeroVersion returns the current version of wazero either in the go.mod or set by ldflag for wazero CLI.
 //
-// If this is not CLI, this assumes that downstream users of wazero imports wazero as "github.com/tetratelabs/wazero".
+// If this is not CLI, this assumes that downstream users of wazero imports wazero as "github.com/toolhost/toolhost/third_party/wazero".
 // To be precise, the returned string matches the require statement there.
 // For example, if the go.mod has "require github.com/tetratelabs/wazero 0.1.2-12314124-abcd",
 // then this returns "0.1.2-12314124-abcd".
@@ -24,11 +27,18 @@ func GetWazeroVersion() (ret string) {
 		return version
 	}
 
+	// toolhost: this copy is a package of toolhost's module, not a
+	// dependency, so the build info has no wazero version to find. The
+	// version names the release and the patch level, so compiled code
+	// cached by another wazero is never loaded (see engine_cache.go).
+	if forkVersion != "" {
+		return forkVersion
+	}
 	info, ok := debug.ReadBuildInfo()
 	if ok {
 		for _, dep := range info.Deps {
 			// Note: here's the assumption that wazero is imported as github.com/tetratelabs/wazero.
-			if strings.Contains(dep.Path, "github.com/tetratelabs/wazero") {
+			if strings.Contains(dep.Path, "github.com/toolhost/toolhost/third_party/wazero") {
 				ret = dep.Version
 			}
 		}

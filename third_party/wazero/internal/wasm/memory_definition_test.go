@@ -3,8 +3,8 @@ package wasm
 import (
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func TestModule_BuildMemoryDefinitions(t *testing.T) {

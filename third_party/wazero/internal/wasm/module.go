@@ -11,10 +11,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/internal/wasmdebug"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasmdebug"
 )
+
+// ErrValidationSkippedCodeGone is what an engine returns from CompileModule for a module marked
+// FunctionsValidatedBefore whose compiled code it no longer holds (a file cache entry removed
+// between the runtime's check and the engine's load). The runtime then validates the module and
+// compiles it again, so callers never see it (toolhost's patch).
+var ErrValidationSkippedCodeGone = errors.New("compilationcache: the compiled module disappeared from the cache while it was loaded")
 
 // Module is a WebAssembly binary representation.
 // See https://www.w3.org/TR/2019/REC-wasm-core-1-20191205/#modules%E2%91%A8

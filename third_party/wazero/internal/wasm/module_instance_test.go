@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero/experimental/sys"
-	internalsys "github.com/tetratelabs/wazero/internal/sys"
-	"github.com/tetratelabs/wazero/internal/sysfs"
-	testfs "github.com/tetratelabs/wazero/internal/testing/fs"
-	"github.com/tetratelabs/wazero/internal/testing/hammer"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental/sys"
+	internalsys "github.com/toolhost/toolhost/third_party/wazero/internal/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/sysfs"
+	testfs "github.com/toolhost/toolhost/third_party/wazero/internal/testing/fs"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/hammer"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func TestModuleInstance_String(t *testing.T) {

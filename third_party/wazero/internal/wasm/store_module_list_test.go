@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func TestStore_registerModule(t *testing.T) {

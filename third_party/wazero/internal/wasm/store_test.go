@@ -8,15 +8,15 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/internal/internalapi"
-	"github.com/tetratelabs/wazero/internal/leb128"
-	"github.com/tetratelabs/wazero/internal/sys"
-	"github.com/tetratelabs/wazero/internal/testing/hammer"
-	"github.com/tetratelabs/wazero/internal/testing/require"
-	"github.com/tetratelabs/wazero/internal/u32"
-	"github.com/tetratelabs/wazero/internal/u64"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/internalapi"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/leb128"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/hammer"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/u32"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/u64"
 )
 
 func TestModuleInstance_Memory(t *testing.T) {

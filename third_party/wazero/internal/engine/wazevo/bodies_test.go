@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/internal/filecache"
-	"github.com/tetratelabs/wazero/internal/testing/require"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/filecache"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 // bodiesModule is a fresh module of two functions whose bodies the engine

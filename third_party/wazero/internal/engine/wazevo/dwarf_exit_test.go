@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/internal/testing/dwarftestdata"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/dwarftestdata"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 // TestE2E_trapKeepsSourceLines: a trap's stack trace still names the source lines from DWARF;

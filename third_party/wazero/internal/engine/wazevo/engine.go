@@ -12,16 +12,16 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/frontend"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/ssa"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/wazevoapi"
-	"github.com/tetratelabs/wazero/internal/filecache"
-	"github.com/tetratelabs/wazero/internal/platform"
-	"github.com/tetratelabs/wazero/internal/version"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/frontend"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/ssa"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/wazevoapi"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/filecache"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/platform"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/version"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 type (
@@ -159,7 +159,7 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 	if module.FunctionsValidatedBefore {
 		// The compiled code the runtime saw before validating is gone (a file cache entry
 		// removed meanwhile): these function bodies were not validated, so do not compile them.
-		return errors.New("compilationcache: the compiled module disappeared from the cache while it was loaded; compile it again")
+		return wasm.ErrValidationSkippedCodeGone
 	}
 	if wazevoapi.DeterministicCompilationVerifierEnabled {
 		ctx = wazevoapi.NewDeterministicCompilationVerifierContext(ctx, len(module.CodeSection))

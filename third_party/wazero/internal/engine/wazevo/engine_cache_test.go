@@ -7,10 +7,10 @@ import (
 	"io"
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/testing/require"
-	"github.com/tetratelabs/wazero/internal/u32"
-	"github.com/tetratelabs/wazero/internal/u64"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/u32"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/u64"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 var testVersion = "0.0.1"

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/wazevoapi"
-	"github.com/tetratelabs/wazero/internal/testing/require"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/wazevoapi"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 func TestModuleEngine_setupOpaque(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/filecache"
-	"github.com/tetratelabs/wazero/internal/platform"
-	"github.com/tetratelabs/wazero/internal/testing/require"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/filecache"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/platform"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 // Test_fileCacheKey_terminationCheck: the file cache key of a module differs from the keys that

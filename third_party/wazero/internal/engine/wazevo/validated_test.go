@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/internal/filecache"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/filecache"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 // TestEngine_HasCompiledModule: the engine tells whether it holds code

@@ -1,7 +1,7 @@
 package binaryencoding
 
 import (
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 func encodeConstantExpression(expr wasm.ConstantExpression) (ret []byte) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func TestMain(t *testing.T, main func(), args ...string) (stdout, stderr string) {

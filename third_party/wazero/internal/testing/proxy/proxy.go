@@ -1,13 +1,13 @@
 package proxy
 
 import (
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/experimental/logging"
-	"github.com/tetratelabs/wazero/internal/leb128"
-	"github.com/tetratelabs/wazero/internal/testing/binaryencoding"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental/logging"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/leb128"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/binaryencoding"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 const proxyModuleName = "internal/testing/proxy/proxy.go"

@@ -16,7 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental/sys"
 )
 
 // TestingT is an interface wrapper of functions used in TestingT

@@ -3,9 +3,9 @@ package backend
 import (
 	"context"
 
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend/regalloc"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/ssa"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/wazevoapi"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend/regalloc"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/ssa"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/wazevoapi"
 )
 
 // mockMachine implements Machine for testing.

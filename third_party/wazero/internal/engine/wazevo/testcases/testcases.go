@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"math"
 
-	"github.com/tetratelabs/wazero/internal/leb128"
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/leb128"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 const ExportedFunctionName = "f"

@@ -1,7 +1,7 @@
 package wazevoapi
 
 import (
-	"github.com/tetratelabs/wazero/internal/wasm"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/wasm"
 )
 
 const (

@@ -5,11 +5,11 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend/regalloc"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/ssa"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/wazevoapi"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend/regalloc"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/ssa"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/wazevoapi"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func Test_calleeSavedRegistersSorted(t *testing.T) {

@@ -3,9 +3,9 @@ package arm64
 import (
 	"testing"
 
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend/regalloc"
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/ssa"
-	"github.com/tetratelabs/wazero/internal/testing/require"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend/regalloc"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/ssa"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/require"
 )
 
 func TestRegAllocFunctionImpl_ReloadRegisterAfter(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/tetratelabs/wazero/internal/engine/wazevo/backend"
+	"github.com/toolhost/toolhost/third_party/wazero/internal/engine/wazevo/backend"
 )
 
 const (

@@ -3,8 +3,8 @@
 // guest.Manifest exactly as toolhost_call and toolhost_describe would, and
 // checks arguments and results against the schemas the module publishes,
 // because natively nothing else enforces them: the SDK trusts the host to
-// validate arguments. It lives outside tools-src because the Makefile builds
-// every directory there as a tool module.
+// validate arguments. It is internal to the examples' module: the Makefile
+// builds every other folder of tools-src as a tool module.
 //
 // Like the SDK, it is not safe for concurrent use (tests call it from one
 // goroutine per test).
@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/abi/guest"
+	"github.com/toolhost/toolhost/abi/guest/abi"
 )
 
 // Case is one call of a table-driven test. Exactly one outcome is checked:

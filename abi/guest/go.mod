@@ -1,0 +1,3 @@
+module github.com/toolhost/toolhost/abi/guest
+
+go 1.26
