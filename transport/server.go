@@ -138,6 +138,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// others (access filtering included) have made it.
 	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
+	s.mcp.AddReceivingMiddleware(properErrors)
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s
