@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -179,5 +180,48 @@ func TestOpenAIAgentsStrict(t *testing.T) {
 		if tl.Strict == exempt {
 			t.Errorf("%s: strict %v, want %v (%s); parameters %s", tl.Name, tl.Strict, !exempt, strictExempt[tl.Name], tl.Parameters)
 		}
+	}
+}
+
+// TestMCPGoClient: mark3labs/mcp-go's client (conformance/mcpgo, a module
+// of its own so that mcp-go stays out of the server's go.mod) initializes,
+// lists the tools and calls one; an unknown tool is an isError result with
+// the not_found envelope, never a JSON-RPC error.
+func TestMCPGoClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the mcp-go client module")
+	}
+	srv := startServer(t, exampleTools(t))
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "run", ".", srv.url)
+	cmd.Dir = filepath.Join(testwasm.Root(t), "conformance", "mcpgo")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go run conformance/mcpgo: %v\n%s\n%s", err, b, lastLines(stderr.String(), 40))
+	}
+	var got struct {
+		Protocol, Error string
+		Tools           []string
+		Call            struct {
+			IsError           bool
+			StructuredContent struct{ Words int }
+		}
+		Unknown struct {
+			IsError bool
+			Meta    map[string]json.RawMessage `json:"_meta"`
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil || got.Error != "" {
+		t.Fatalf("mcp-go client: %s (%v)", b, err)
+	}
+	if got.Protocol == "" || !slices.Contains(got.Tools, "text_count") {
+		t.Errorf("protocol %q, tools %v", got.Protocol, got.Tools)
+	}
+	if got.Call.IsError || got.Call.StructuredContent.Words != 3 {
+		t.Errorf("text_count: %+v", got.Call)
+	}
+	if !got.Unknown.IsError || !strings.Contains(string(got.Unknown.Meta["toolhost/error"]), `"not_found"`) {
+		t.Errorf("unknown tool: %+v, want an isError result with the not_found envelope", got.Unknown)
 	}
 }
