@@ -102,6 +102,8 @@ type Server struct {
 	tracer trace.Tracer // nil: tracing off
 
 	taskRuns taskRuns // MCP tasks running here (tasks.go)
+
+	endedInputs endedInputs // stdio sessions whose client closed stdin (stdioeof.go)
 }
 
 // New builds the MCP server: every tool in reg that is not hidden is listed

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,9 +29,17 @@ type StdioSession struct {
 	mu       sync.Mutex
 	sessions [2]*mcp.ServerSession // by kind; nil until its first message
 	conns    [2]*splitConn
-	owner    map[jsonrpc.ID]int // requests in flight → the kind that has them
-	routed   chan struct{}      // closed when the router has stopped
+	owner    map[jsonrpc.ID]int  // requests in flight → the kind that has them
+	calls    map[jsonrpc.ID]bool // the tools/call among them
+	closing  bool                // the input has ended
+	quiet    chan struct{}       // closed when closing and no call is left
+	routed   chan struct{}       // closed when the router has stopped
 }
+
+// inputEndGrace bounds how long the end of input waits for the calls it
+// cancelled to finish (a guest stops at once when cancelled; this is for
+// a host call that does not).
+const inputEndGrace = 10 * time.Second
 
 const (
 	kindLegacy = iota
@@ -43,7 +52,8 @@ func (s *Server) ConnectStdio(ctx context.Context, t *StdioTransport) (*StdioSes
 	if err != nil {
 		return nil, err
 	}
-	ss := &StdioSession{s: s, base: c.(*lineConn), owner: map[jsonrpc.ID]int{}, routed: make(chan struct{})}
+	ss := &StdioSession{s: s, base: c.(*lineConn), owner: map[jsonrpc.ID]int{},
+		calls: map[jsonrpc.ID]bool{}, quiet: make(chan struct{}), routed: make(chan struct{})}
 	go ss.route(ctx)
 	return ss, nil
 }
@@ -54,6 +64,9 @@ func (ss *StdioSession) route(ctx context.Context) {
 	for {
 		msg, err := ss.base.Read(ctx)
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				ss.endCalls()
+			}
 			ss.mu.Lock()
 			conns := ss.conns
 			ss.mu.Unlock()
@@ -84,6 +97,14 @@ func (ss *StdioSession) connFor(ctx context.Context, msg jsonrpc.Message) (*spli
 				if k, ok := ss.owner[id]; ok {
 					kind = k
 				}
+				// Its answer is dropped (countingConn): the end of input
+				// has nothing to wait for. The session waits for its run.
+				if ss.calls[id] {
+					delete(ss.calls, id)
+					if ss.closing && len(ss.calls) == 0 {
+						close(ss.quiet)
+					}
+				}
 				ss.mu.Unlock()
 			}
 		case carriesVersion(req.Params):
@@ -92,6 +113,9 @@ func (ss *StdioSession) connFor(ctx context.Context, msg jsonrpc.Message) (*spli
 		if req.ID.IsValid() {
 			ss.mu.Lock()
 			ss.owner[req.ID] = kind
+			if req.Method == "tools/call" {
+				ss.calls[req.ID] = true
+			}
 			ss.mu.Unlock()
 		}
 	}
@@ -135,6 +159,7 @@ func (ss *StdioSession) Wait() error {
 	for _, sess := range sessions {
 		if sess != nil {
 			errs = append(errs, sess.Wait())
+			ss.s.endedInputs.forget(sess)
 		}
 	}
 	return errors.Join(errs...)
@@ -155,13 +180,54 @@ func (ss *StdioSession) Close() error {
 	return err
 }
 
-// written forgets a request once its response is out.
-func (ss *StdioSession) written(msg jsonrpc.Message) {
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		ss.mu.Lock()
-		delete(ss.owner, resp.ID)
-		ss.mu.Unlock()
+// endCalls handles the end of input with tools/call requests in flight:
+// closing stdin is how an MCP client shuts a stdio server down, so they
+// are cancelled at once — those running, and those the SDK has queued,
+// as they start — audited as cancelled and not answered, and only then
+// do the sessions see the end of input (the SDK, seeing it first, would
+// drop a queued call without a record). The wait is bounded by
+// inputEndGrace.
+func (ss *StdioSession) endCalls() {
+	ss.mu.Lock()
+	ss.closing = true
+	sessions := ss.sessions
+	if len(ss.calls) == 0 {
+		close(ss.quiet)
 	}
+	ss.mu.Unlock()
+	for _, sess := range sessions {
+		if sess != nil {
+			ss.s.endedInputs.end(sess)
+		}
+	}
+	t := time.NewTimer(inputEndGrace)
+	defer t.Stop()
+	select {
+	case <-ss.quiet:
+	case <-t.C:
+		ss.s.logger.Warn("stdio: calls still running after the end of input", "grace", inputEndGrace)
+	}
+}
+
+// answered forgets a request once its response is written, and says
+// whether that response is to go out: not for a call the end of input
+// cancelled.
+func (ss *StdioSession) answered(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return true
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.owner, resp.ID)
+	if !ss.calls[resp.ID] {
+		return true
+	}
+	delete(ss.calls, resp.ID)
+	if ss.closing && len(ss.calls) == 0 {
+		close(ss.quiet)
+	}
+	return !ss.closing
 }
 
 // connTransport hands the SDK one prepared connection.
@@ -214,9 +280,10 @@ func (c *splitConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // Write sends msg on the shared output.
 func (c *splitConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	err := c.ss.base.Write(ctx, msg)
-	c.ss.written(msg)
-	return err
+	if !c.ss.answered(msg) {
+		return nil
+	}
+	return c.ss.base.Write(ctx, msg)
 }
 
 // Close ends this session's view; the input is closed when the
