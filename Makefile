@@ -61,17 +61,23 @@ test: build plugins ts-client
 	$(GO) test -timeout 30m ./...
 	@for m in $(GUEST_MODULES); do echo "== $$m (its own module)"; (cd $$m && $(GO) test ./...) || exit 1; done
 
-# The official TypeScript MCP SDK client, pinned in conformance/ts, which
-# cmd/toolhost's TestTypeScriptClient drives against the server. Needs
-# Node.js and npm (.ci/run installs them); without them the test skips
-# locally and fails in CI.
-TS_DIR := conformance/ts
+# The third-party MCP clients cmd/toolhost's client tests drive against
+# the server, each folder's npm packages pinned by its package-lock.json:
+# conformance/ts the official TypeScript SDK 1.x (TestTypeScriptClient,
+# TestTypeScriptTasks), conformance/clients the TypeScript SDK v2 with
+# ext-tasks, the AI SDK's MCP client and OpenAI's Agents SDK
+# (conformance_clients_test.go). Needs Node.js and npm (.ci/run installs
+# them); without them the tests skip locally and fail in CI. A folder is
+# installed again only when its lock file is newer than its install.
+CLIENT_DIRS := conformance/ts conformance/clients
 .PHONY: ts-client
 ts-client:
 	@if command -v npm >/dev/null 2>&1; then \
-		test -f $(TS_DIR)/node_modules/.package-lock.json -a $(TS_DIR)/node_modules/.package-lock.json -nt $(TS_DIR)/package-lock.json || \
-		npm ci --prefix $(TS_DIR) --no-audit --no-fund --loglevel=error; \
-	else echo 'npm not found: TestTypeScriptClient will skip (install Node.js to run it)'; fi
+		for d in $(CLIENT_DIRS); do \
+			test -f $$d/node_modules/.package-lock.json -a $$d/node_modules/.package-lock.json -nt $$d/package-lock.json || \
+			npm ci --prefix $$d --no-audit --no-fund --loglevel=error || exit 1; \
+		done; \
+	else echo 'npm not found: the TypeScript, AI SDK and OpenAI Agents client tests will skip (install Node.js to run them)'; fi
 
 race:
 	$(GO) test -race ./...
@@ -83,7 +89,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 # Every Go module of the repository (docs/DEVELOPING.md, "Modules").
-MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/bench/memtool
+MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/bench/memtool conformance/mcpgo
 # Two of vet's checks are off because wazero (third_party/wazero, a package
 # tree of this module) fails them by design: its public api.Memory has
 # ReadByte(offset) and WriteByte(offset, v) (stdmethods), and its amd64

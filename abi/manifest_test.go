@@ -295,7 +295,7 @@ func TestParseManifestOptionalFields(t *testing.T) {
 	}
 	get := tools[4]
 	if string(get.InputSchema) != `{"type":"object","properties":{"doc":{}}}` ||
-		string(get.OutputSchema) != `{"type":"object","properties":{"value":{}},"additionalProperties":{"not":{}}}` {
+		string(get.OutputSchema) != `{"type":"object","properties":{"value":{}},"additionalProperties":false}` {
 		t.Errorf("schemas not normalised: %s %s", get.InputSchema, get.OutputSchema)
 	}
 }

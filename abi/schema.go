@@ -65,13 +65,17 @@ func isSchemaArrayKeyword(key string) bool {
 	return false
 }
 
-// NormalizeSchema returns schema with every boolean subschema replaced by
-// its object form (true by {}, false by {"not": {}}), which accepts exactly
-// the same documents: MCP types every schema as an object, and some clients
-// (the TypeScript SDK) refuse a whole tools/list for one boolean. It walks
-// every keyword that holds subschemas, in one pass; values of other
-// keywords are kept byte for byte, and the whole schema is returned as it
-// came when nothing needed changing.
+// NormalizeSchema returns schema with every boolean property schema (a
+// value of a "properties" object, at any depth) replaced by its object
+// form (true by {}, false by {"not": {}}), which accepts exactly the same
+// documents: the TypeScript SDK 1.x refuses a whole tools/list when one
+// property schema is not an object. Every other boolean subschema stays as
+// written — "additionalProperties": false above all, the literal OpenAI's
+// strict mode looks for — and {"not": {}} outside a property takes the
+// form false (what earlier normal forms wrote for it). It walks every keyword that holds subschemas, in
+// one pass (to check their shape); values of other keywords are kept byte
+// for byte, and the whole schema is returned as it came when nothing
+// needed changing.
 //
 // The error is a *SchemaError naming where the schema cannot be served: a
 // subschema that is neither an object nor a boolean, a keyword of
@@ -83,8 +87,9 @@ func NormalizeSchema(schema []byte) ([]byte, error) {
 	return walkSchema(schema, false)
 }
 
-// CompactSchema is the inverse of NormalizeSchema: every subschema that is
-// {} or {"not": {}} takes its boolean form. It accepts the same documents;
+// CompactSchema goes the other way, and further than NormalizeSchema comes:
+// every subschema that is {} or {"not": {}}, wherever it is, takes its
+// boolean form. It accepts the same documents;
 // validators explain a failed false ("additional properties 'x' not
 // allowed") better than a failed not, so a host validates with this form
 // and serves the normal one. Errors are as NormalizeSchema's.
@@ -92,11 +97,11 @@ func CompactSchema(schema []byte) ([]byte, error) {
 	return walkSchema(schema, true)
 }
 
-// FirstBooleanSubschema returns the JSON Pointer of the first boolean
-// subschema in schema, and whether there is one: what a check that schemas
-// are served as objects looks for. It assumes NormalizeSchema accepts
-// schema.
-func FirstBooleanSubschema(schema []byte) (string, bool) {
+// FirstBooleanPropertySchema returns the JSON Pointer of the first boolean
+// property schema in schema, and whether there is one: what a check that
+// schemas are served in normal form looks for. It assumes NormalizeSchema
+// accepts schema.
+func FirstBooleanPropertySchema(schema []byte) (string, bool) {
 	n := newNormalizer(schema, false)
 	if err := n.root(); err != nil || !n.changed {
 		return "", false
@@ -131,7 +136,7 @@ type normalizer struct {
 	dec     *json.Decoder
 	out     bytes.Buffer
 	changed bool
-	first   string   // the pointer of the first boolean replaced
+	first   string   // the pointer of the first boolean property schema replaced
 	path    []string // where the walk is: reference tokens, unescaped
 	depth   int      // schema objects open
 	compact bool     // CompactSchema: objects to booleans
@@ -178,11 +183,12 @@ func (n *normalizer) token() (json.Token, error) {
 }
 
 // schema writes the subschema at the current path whose first token is
-// tok.
-func (n *normalizer) schema(tok json.Token) error {
+// tok; property says it is a property schema, which NormalizeSchema writes
+// as an object.
+func (n *normalizer) schema(tok json.Token, property bool) error {
 	switch tok {
 	case true, false:
-		if n.compact {
+		if n.compact || !property {
 			n.out.WriteString(fmt.Sprint(tok))
 			return nil
 		}
@@ -199,6 +205,13 @@ func (n *normalizer) schema(tok json.Token) error {
 		start := n.out.Len()
 		if err := n.schemaObject(); err != nil {
 			return err
+		}
+		if !n.compact && !property && string(n.out.Bytes()[start:]) == `{"not":{}}` {
+			// The false an earlier normal form (and the Go SDK before
+			// it) wrote as an object, served again as the literal false.
+			n.out.Truncate(start)
+			n.out.WriteString("false")
+			n.changed = true
 		}
 		if n.compact {
 			// Schema objects are written compact, and an inner {} has
@@ -237,7 +250,7 @@ func (n *normalizer) schemaObject() error {
 			if key == "items" && tok == json.Delim('[') { // before 2020-12: a tuple
 				return n.schemaArray()
 			}
-			return n.schema(tok)
+			return n.schema(tok, false)
 		case isSchemaArrayKeyword(key):
 			tok, err := n.token()
 			if err != nil {
@@ -263,7 +276,7 @@ func (n *normalizer) schemaObject() error {
 				if key == "dependencies" && tok == json.Delim('[') { // property names, not a schema
 					return n.rawArray()
 				}
-				return n.schema(tok)
+				return n.schema(tok, key == "properties")
 			})
 		}
 		return n.raw()
@@ -316,7 +329,7 @@ func (n *normalizer) schemaArray() error {
 		if i > 0 {
 			n.out.WriteByte(',')
 		}
-		if err := n.schema(tok); err != nil {
+		if err := n.schema(tok, false); err != nil {
 			return err
 		}
 		n.path = n.path[:len(n.path)-1]

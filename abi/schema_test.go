@@ -11,30 +11,26 @@ import (
 	"github.com/toolhost/toolhost/abi"
 )
 
-// Every keyword that holds subschemas is walked, each boolean takes its
-// object form, and the values of data keywords stay as written.
+// Every keyword that holds subschemas is walked; a boolean property schema
+// takes its object form, every other boolean subschema stays as written
+// (OpenAI's strict mode wants the literal "additionalProperties": false),
+// and the values of data keywords stay as written.
 func TestNormalizeSchema(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"property any", `{"type":"object","properties":{"value":true}}`, `{"type":"object","properties":{"value":{}}}`},
-		{"additionalProperties false", `{"type":"object","additionalProperties":false}`, `{"type":"object","additionalProperties":{"not":{}}}`},
-		{"patternProperties", `{"patternProperties":{"^x":true,"^y":false}}`, `{"patternProperties":{"^x":{},"^y":{"not":{}}}}`},
-		{"items and prefixItems", `{"prefixItems":[true,{"type":"string"},false],"items":false}`, `{"prefixItems":[{},{"type":"string"},{"not":{}}],"items":{"not":{}}}`},
-		{"items as a tuple", `{"items":[true,false],"additionalItems":false}`, `{"items":[{},{"not":{}}],"additionalItems":{"not":{}}}`},
-		{"contains", `{"contains":true}`, `{"contains":{}}`},
-		{"combinators", `{"allOf":[true],"anyOf":[false,true],"oneOf":[{"not":true}]}`, `{"allOf":[{}],"anyOf":[{"not":{}},{}],"oneOf":[{"not":{}}]}`},
-		{"conditionals", `{"if":true,"then":false,"else":true}`, `{"if":{},"then":{"not":{}},"else":{}}`},
-		{"dependentSchemas", `{"dependentSchemas":{"a":false}}`, `{"dependentSchemas":{"a":{"not":{}}}}`},
-		{"dependencies, both forms", `{"dependencies":{"a":["b","c"],"d":true}}`, `{"dependencies":{"a":["b","c"],"d":{}}}`},
-		{"propertyNames", `{"propertyNames":false}`, `{"propertyNames":{"not":{}}}`},
-		{"unevaluated", `{"unevaluatedItems":false,"unevaluatedProperties":true}`, `{"unevaluatedItems":{"not":{}},"unevaluatedProperties":{}}`},
-		{"$defs and definitions", `{"$defs":{"a":true},"definitions":{"b":false}}`, `{"$defs":{"a":{}},"definitions":{"b":{"not":{}}}}`},
-		{"contentSchema", `{"contentSchema":true}`, `{"contentSchema":{}}`},
-		{"deep", `{"properties":{"a":{"items":{"properties":{"b":{"anyOf":[true]}}}}}}`, `{"properties":{"a":{"items":{"properties":{"b":{"anyOf":[{}]}}}}}}`},
+		{"property forbidden", `{"type":"object","properties":{"value":false}}`, `{"type":"object","properties":{"value":{"not":{}}}}`},
+		{"additionalProperties false stays", `{"type":"object","properties":{"a":true},"additionalProperties":false}`, `{"type":"object","properties":{"a":{}},"additionalProperties":false}`},
+		{"patternProperties stay", `{"properties":{"a":true},"patternProperties":{"^x":true,"^y":false}}`, `{"properties":{"a":{}},"patternProperties":{"^x":true,"^y":false}}`},
+		{"items and prefixItems stay", `{"properties":{"a":true},"prefixItems":[true,{"type":"string"},false],"items":false}`, `{"properties":{"a":{}},"prefixItems":[true,{"type":"string"},false],"items":false}`},
+		{"combinators walked", `{"allOf":[{"properties":{"a":true}}],"anyOf":[false,true]}`, `{"allOf":[{"properties":{"a":{}}}],"anyOf":[false,true]}`},
+		{"$defs walked", `{"$defs":{"a":true,"b":{"properties":{"c":false}}}}`, `{"$defs":{"a":true,"b":{"properties":{"c":{"not":{}}}}}}`},
+		{"deep", `{"properties":{"a":{"items":{"properties":{"b":true,"c":{"anyOf":[true]}}}}}}`, `{"properties":{"a":{"items":{"properties":{"b":{},"c":{"anyOf":[true]}}}}}}`},
 		{"a property named like a keyword", `{"properties":{"not":true,"enum":false,"properties":true}}`,
 			`{"properties":{"not":{},"enum":{"not":{}},"properties":{}}}`},
-		{"data keywords untouched", `{"const":true,"enum":[true,false],"default":{"items":true},"examples":[false],"x-custom":{"not":true},"additionalProperties":true}`,
-			`{"const":true,"enum":[true,false],"default":{"items":true},"examples":[false],"x-custom":{"not":true},"additionalProperties":{}}`},
-		{"numbers as written", `{"maximum":9007199254740993,"multipleOf":1e-300,"not":true}`, `{"maximum":9007199254740993,"multipleOf":1e-300,"not":{}}`},
+		{"data keywords untouched", `{"properties":{"a":true},"const":true,"enum":[true,false],"default":{"properties":{"x":true}},"examples":[false],"x-custom":{"properties":{"y":true}},"additionalProperties":true}`,
+			`{"properties":{"a":{}},"const":true,"enum":[true,false],"default":{"properties":{"x":true}},"examples":[false],"x-custom":{"properties":{"y":true}},"additionalProperties":true}`},
+		{"numbers as written", `{"maximum":9007199254740993,"multipleOf":1e-300,"properties":{"a":true}}`, `{"maximum":9007199254740993,"multipleOf":1e-300,"properties":{"a":{}}}`},
+		{"an older normal form's false", `{"properties":{"a":{"not":{}}},"additionalProperties":{ "not" : {} },"items":{"not":{},"x":1}}`, `{"properties":{"a":{"not":{}}},"additionalProperties":false,"items":{"not":{},"x":1}}`},
 		{"key order kept", `{"z":1,"properties":{"b":true,"a":{}},"a":2}`, `{"z":1,"properties":{"b":{},"a":{}},"a":2}`},
 	}
 	for _, tt := range tests {
@@ -50,7 +46,7 @@ func TestNormalizeSchema(t *testing.T) {
 			if err != nil || string(again) != string(got) {
 				t.Errorf("not idempotent: %s (%v)", again, err)
 			}
-			if p, ok := abi.FirstBooleanSubschema(got); ok {
+			if p, ok := abi.FirstBooleanPropertySchema(got); ok {
 				t.Errorf("normal form still has a boolean subschema at %q", p)
 			}
 		})
@@ -68,8 +64,8 @@ func TestNormalizeSchemaUnchanged(t *testing.T) {
 	if &got[0] != &in[0] || len(got) != len(in) {
 		t.Errorf("rewrote an already normal schema: %s", got)
 	}
-	if p, ok := abi.FirstBooleanSubschema([]byte(`{"properties":{"a":{},"b":{"items":false}}}`)); !ok || p != "/properties/b/items" {
-		t.Errorf("FirstBooleanSubschema = %q, %v", p, ok)
+	if p, ok := abi.FirstBooleanPropertySchema([]byte(`{"properties":{"a":{"items":false},"b":{"properties":{"c":true}}}}`)); !ok || p != "/properties/b/properties/c" {
+		t.Errorf("FirstBooleanPropertySchema = %q, %v", p, ok)
 	}
 }
 
@@ -152,7 +148,7 @@ func FuzzNormalizeSchema(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("NormalizeSchema(%q) = %q: not JSON", in, out)
 		}
-		if p, found := abi.FirstBooleanSubschema(out); found {
+		if p, found := abi.FirstBooleanPropertySchema(out); found {
 			t.Fatalf("NormalizeSchema(%q) = %q: boolean at %s", in, out, p)
 		}
 		again, err := abi.NormalizeSchema(out)
@@ -175,7 +171,7 @@ func BenchmarkNormalizeSchema(b *testing.B) {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
-		fmt.Fprintf(&sb, `"p%d":{"type":"array","items":true,"description":"property number %d of a very wide object, described at length"}`, i, i)
+		fmt.Fprintf(&sb, `"p%d":{"type":"array","items":true,"description":"property number %d of a very wide object, described at length"},"any%d":true`, i, i, i)
 	}
 	sb.WriteString(`}}`)
 	schema := []byte(sb.String())

@@ -99,7 +99,7 @@ func TestLoadedSchemasAreServedAsObjects(t *testing.T) {
 			if len(s) == 0 {
 				continue
 			}
-			if p, found := abi.FirstBooleanSubschema(s); found {
+			if p, found := abi.FirstBooleanPropertySchema(s); found {
 				t.Errorf("%s: boolean subschema at %s after load: %s", tl.Name, p, s)
 			}
 			if again, err := abi.NormalizeSchema(s); err != nil || string(again) != string(s) {
@@ -131,7 +131,7 @@ func TestLoadedSchemasAreServedAsObjects(t *testing.T) {
 			if err := json.Unmarshal(b, &top); err != nil || top["type"] != "object" {
 				t.Errorf("%s: %s schema %s is not an object schema", tl.Name, which, b)
 			}
-			if p, found := abi.FirstBooleanSubschema(b); found {
+			if p, found := abi.FirstBooleanPropertySchema(b); found {
 				t.Errorf("%s: %s schema served with a boolean at %s", tl.Name, which, p)
 			}
 		}

@@ -30,7 +30,7 @@ func TestNormalizeKeepsMeaning(t *testing.T) {
 		if err != nil {
 			t.Fatalf("NormalizeSchema(%s): %v", orig, err)
 		}
-		if p, ok := abi.FirstBooleanSubschema(norm); ok {
+		if p, ok := abi.FirstBooleanPropertySchema(norm); ok {
 			t.Fatalf("normal form of %s has a boolean at %s: %s", orig, p, norm)
 		}
 		compact, err := abi.CompactSchema(norm)
@@ -184,7 +184,7 @@ func TestRandSchemaCoverage(t *testing.T) {
 	nested := 0
 	for range 400 {
 		b, _ := json.Marshal(randRoot(r))
-		if p, ok := abi.FirstBooleanSubschema(b); ok && strings.Count(p, "/") >= 2 {
+		if p, ok := abi.FirstBooleanPropertySchema(b); ok && strings.Count(p, "/") >= 2 {
 			nested++
 		}
 	}

@@ -172,7 +172,7 @@ func TestNewNormalizesSchemas(t *testing.T) {
 	if _, err := registry.New([]*registry.Tool{tl}); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(tl.InputSchema); got != `{"type":"object","properties":{"doc":{}},"additionalProperties":{"not":{}}}` {
+	if got := string(tl.InputSchema); got != `{"type":"object","properties":{"doc":{}},"additionalProperties":false}` {
 		t.Errorf("input schema %s", got)
 	}
 	if got := string(tl.OutputSchema); got != `{"type":"object","properties":{"value":{}},"required":["value"]}` {

@@ -126,7 +126,7 @@ func assertObjectSchema(t *testing.T, what string, schema any) {
 	if err := json.Unmarshal(b, &top); err != nil || top["type"] != "object" {
 		t.Errorf("%s schema %s is not an object schema", what, b)
 	}
-	if p, found := abi.FirstBooleanSubschema(b); found {
+	if p, found := abi.FirstBooleanPropertySchema(b); found {
 		t.Errorf("%s schema has a boolean subschema at %s: %s", what, p, b)
 	}
 }

@@ -22,8 +22,20 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // or ctx ends. Malformed lines are answered and skipped (StdioTransport);
 // one line is at most Options.MaxBodyBytes.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	t := &StdioTransport{In: os.Stdin, Out: os.Stdout, MaxLineBytes: int(s.opts.MaxBodyBytes)}
-	return s.mcp.Run(ctx, countingTransport{Transport: t, f: &s.inflight})
+	ss, err := s.ConnectStdio(ctx, &StdioTransport{In: os.Stdin, Out: os.Stdout, MaxLineBytes: int(s.opts.MaxBodyBytes)})
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		return ctx.Err()
+	}
 }
 
 type countingTransport struct {

@@ -98,6 +98,8 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" {
+			ctx, done := s.endedInputs.track(ctx, call.Session)
+			defer done()
 			res, err := s.callTool(ctx, call)
 			s.logCall(ctx, call, res)
 			if res != nil && isStateless(sessionVersion(req)) {

@@ -44,7 +44,8 @@ func normalOrigin(s string) (string, bool) {
 }
 
 // Guard refuses, with 403 and a JSON-RPC error, every request that a
-// browser makes from an origin not in o, and, on a connection to a
+// browser makes from an origin not in o and not the request's own (same
+// scheme, host and port: a page the server itself serves), and, on a connection to a
 // loopback address, every request whose Host is not a loopback name (DNS
 // rebinding: a page of evil.example whose name now resolves to 127.0.0.1
 // sends Host: evil.example). It wraps the whole mux, so /mcp, /events,
@@ -71,6 +72,15 @@ func (o Origins) Guard(h http.Handler) http.Handler {
 			return
 		}
 		norm, ok := normalOrigin(origin)
+		if ok && norm == ownOrigin(r) {
+			// A page this server served calling it back, as
+			// net/http.CrossOriginProtection allows: no CORS headers are
+			// needed. A rebinding page names its own host and is caught
+			// by the loopback Host rule above; off loopback serve
+			// requires tokens, which no page of another site holds.
+			h.ServeHTTP(w, r)
+			return
+		}
 		if !ok || !o.allowed[norm] {
 			forbid(w, r, fmt.Sprintf("origin %q is not allowed (serve --allow-origin allows one)", origin))
 			return
@@ -88,6 +98,16 @@ func (o Origins) Guard(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// ownOrigin is the origin of the request's own URL: its scheme and its
+// Host (host and port), in normalOrigin's form.
+func ownOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + strings.ToLower(r.Host)
 }
 
 // badHost applies the loopback Host rule: a request that arrived on a

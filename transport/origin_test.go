@@ -171,3 +171,36 @@ func TestRequireSaysBearer(t *testing.T) {
 		})
 	}
 }
+
+// A request whose Origin is its own scheme, host and port (a page the
+// server serves calling it back) is served without --allow-origin, as
+// net/http.CrossOriginProtection serves it; a different scheme, host
+// (localhost is not 127.0.0.1 to a browser) or port is foreign.
+func TestGuardAllowsSameOrigin(t *testing.T) {
+	srv := guarded(t)
+	port := strings.Split(srv.URL, ":")[2]
+	for _, c := range []struct{ host, origin string }{
+		{"127.0.0.1:" + port, "http://127.0.0.1:" + port},
+		{"localhost:" + port, "http://LOCALHOST:" + port},
+		{"[::1]:" + port, "http://[::1]:" + port},
+	} {
+		resp, body := do(t, http.MethodPost, srv.URL+"/mcp", map[string]string{"Host": c.host, "Origin": c.origin})
+		if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("Host %s, Origin %s: HTTP %d %q (CORS %q); want served, without CORS headers",
+				c.host, c.origin, resp.StatusCode, body, resp.Header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+	for _, c := range []struct{ host, origin string }{
+		{"127.0.0.1:" + port, "https://127.0.0.1:" + port},
+		{"127.0.0.1:" + port, "http://localhost:" + port},
+		{"127.0.0.1:" + port, "http://127.0.0.1:1"},
+		{"127.0.0.1:" + port, "http://127.0.0.1"},
+		{"127.0.0.1:" + port, "http://127.0.0.1:" + port + "/page"},
+		{"evil.example:" + port, "http://evil.example:" + port}, // rebinding: the Host rule comes first
+	} {
+		resp, body := do(t, http.MethodPost, srv.URL+"/mcp", map[string]string{"Host": c.host, "Origin": c.origin})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Host %s, Origin %s: HTTP %d %q; want 403", c.host, c.origin, resp.StatusCode, body)
+		}
+	}
+}

@@ -105,6 +105,8 @@ type Server struct {
 	tracer trace.Tracer // nil: tracing off
 
 	taskRuns taskRuns // MCP tasks running here (tasks.go)
+
+	endedInputs endedInputs // stdio sessions whose client closed stdin (stdioeof.go)
 }
 
 // New builds the MCP server: every tool in reg that is not hidden is listed
@@ -142,6 +144,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	// others (access filtering included) have made it.
 	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
+	s.mcp.AddReceivingMiddleware(properErrors)
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s

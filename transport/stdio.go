@@ -262,12 +262,13 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write sends msg on one line. It is safe for concurrent use.
+// Write sends msg on one line, a response's error with a JSON-RPC code
+// (properCode: never the SDK's 0). It is safe for concurrent use.
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := jsonrpc.EncodeMessage(withProperCode(msg))
 	if err != nil {
 		return fmt.Errorf("encoding a JSON-RPC message: %w", err)
 	}

@@ -3,11 +3,13 @@ package transport_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -51,12 +53,24 @@ type pipes struct {
 
 func servePipes(t *testing.T, maxLine int) *pipes {
 	t.Helper()
+	p := openPipes(t, maxLine)
+	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipes","version":"0"}}}`)
+	if resp := p.recv(t); resp.Error != nil {
+		t.Fatalf("initialize: %+v", resp.Error)
+	}
+	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return p
+}
+
+// openPipes is servePipes before initialize.
+func openPipes(t *testing.T, maxLine int) *pipes {
+	t.Helper()
 	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
 	reg := h.registry(t)
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Logger: slog.New(slog.DiscardHandler)})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ss, err := srv.Connect(t.Context(), &transport.StdioTransport{In: inR, Out: outW, MaxLineBytes: maxLine})
+	ss, err := srv.ConnectStdio(t.Context(), &transport.StdioTransport{In: inR, Out: outW, MaxLineBytes: maxLine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +81,6 @@ func servePipes(t *testing.T, maxLine int) *pipes {
 		ss.Wait()
 		outR.Close()
 	})
-	p.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"pipes","version":"0"}}}`)
-	if resp := p.recv(t); resp.Error != nil {
-		t.Fatalf("initialize: %+v", resp.Error)
-	}
-	p.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return p
 }
 
@@ -208,5 +217,51 @@ func TestStdioCloseUnblocksRead(t *testing.T) {
 	}
 	if err := conn.Close(); err != nil {
 		t.Fatalf("a second Close: %v", err)
+	}
+}
+
+// No response leaves the stdio transport with the JSON-RPC code 0 that the
+// SDK gives any error that is not a *jsonrpc.Error: its session-order
+// refusals become -32600, anything else -32603, and a proper code stays.
+func TestStdioNeverWritesCodeZero(t *testing.T) {
+	var out strings.Builder
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	conn, err := (&transport.StdioTransport{In: inR, Out: &out}).Connect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	id, _ := jsonrpc.MakeID(float64(1))
+	for _, e := range []error{
+		fmt.Errorf("duplicate %q received", "initialize"),
+		fmt.Errorf("method %q is invalid during session initialization", "tools/list"),
+		io.EOF,
+		&jsonrpc.Error{Code: 0, Message: "zero"},
+		fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}),
+		&jsonrpc.Error{Code: -32021, Message: "missing capability"},
+	} {
+		if err := conn.Write(t.Context(), &jsonrpc.Response{ID: id, Error: e}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var a rpcAnswer
+		if err := json.Unmarshal([]byte(line), &a); err != nil || a.Error == nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprintf("%d %s", a.Error.Code, a.Error.Message))
+	}
+	want := []string{
+		`-32600 duplicate "initialize" received`,
+		`-32600 method "tools/list" is invalid during session initialization`,
+		`-32603 EOF`,
+		`-32603 zero`,
+		`-32602 wrapped: bad`,
+		`-32021 missing capability`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("codes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -90,9 +90,28 @@ func (s *Server) detailed(t idempotency.Task, resultType string, withResult bool
 	d := &detailedTask{ResultType: resultType, TaskID: t.ID, Status: string(t.Status), StatusMessage: t.Message,
 		CreatedAt: stamp(t.Created), LastUpdatedAt: stamp(t.Updated), TTLMs: ttlOf(t), PollIntervalMs: s.pollMS(t)}
 	if withResult && t.Status == idempotency.TaskCompleted {
-		d.Result = t.Result
+		d.Result = completeResult(t.Result)
 	}
 	return d
+}
+
+// completeResult gives a stored CallToolResult the resultType "complete"
+// that 2026-07-28 puts on every result, the embedded one of tasks/get too
+// (the ext-tasks client refuses it without, for successes and tool
+// failures alike). The store keeps the revision-free form, since a task
+// started at one revision may be polled at another; a result that is not
+// an object is left for the client to refuse.
+func completeResult(raw json.RawMessage) json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return raw
+	}
+	fields["resultType"] = json.RawMessage(`"complete"`)
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // pollMS suggests a polling interval while the task works.

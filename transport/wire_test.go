@@ -32,7 +32,8 @@ var update = flag.Bool("update", false, "rewrite the response sections of testda
 //
 //	-- request --
 //	POST                                   (method; Content-Type and Accept are added)
-//	Mcp-Protocol-Version: 2025-11-25       (optional headers; $SESSION is the last session id)
+//	Mcp-Protocol-Version: 2025-11-25       (optional headers; $SESSION is the last session id,
+//	                                        $ORIGIN the server's own origin, http://127.0.0.1:PORT)
 //
 //	{"jsonrpc":"2.0","id":1,...}           (body, sent as is)
 //	-- response --
@@ -69,7 +70,13 @@ func runWire(t *testing.T, path string) {
 	h := &harness{fakes: fakes{entered: make(chan struct{}), release: make(chan struct{})}}
 	reg := h.registry(t)
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, opts)
-	ts := httptest.NewServer(srv.HTTPHandler())
+	// The origin guard serve puts in front of every endpoint, allowing no
+	// foreign origin; $ORIGIN in a request is the server's own.
+	guard, err := transport.ParseOrigins(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(guard.Guard(srv.HTTPHandler()))
 	defer ts.Close()
 
 	session, task := "", ""
@@ -79,7 +86,7 @@ func runWire(t *testing.T, path string) {
 		if req.name != "request" || resp.name != "response" {
 			t.Fatalf("%s: section %d is %q then %q, want request then response", path, i, req.name, resp.name)
 		}
-		got := maskTask(exchange(t, ts.URL+"/mcp", strings.ReplaceAll(strings.ReplaceAll(req.data, "$SESSION", session), "$TASK", task), &session), &task)
+		got := maskTask(exchange(t, ts.URL+"/mcp", strings.NewReplacer("$SESSION", session, "$TASK", task, "$ORIGIN", ts.URL).Replace(req.data), &session), &task)
 		if got != resp.data {
 			if *update {
 				sections[i+1].data = got

@@ -136,8 +136,9 @@ func reflectSchema(t reflect.Type) json.RawMessage {
 	if err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
 	}
-	// The reflection writes a field of type any as true and a closed
-	// struct's additionalProperties as false; MCP clients want objects.
+	// The reflection writes a field of type any as true; the TypeScript
+	// SDK 1.x wants property schemas as objects. A closed struct's
+	// additionalProperties stays false, as OpenAI's strict mode wants.
 	if b, err = abi.NormalizeSchema(b); err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
 	}

@@ -20,7 +20,7 @@ type anyResult struct {
 }
 
 // The SDK writes manifests every MCP client accepts (a field of type any is
-// {}, a closed struct's additionalProperties {"not": {}}), and lets an
+// {}, a closed struct's additionalProperties false), and lets an
 // author set destructive, instances and icons.
 func TestManifestSchemasAndOptions(t *testing.T) {
 	icon := abi.Icon{Src: "https://example.com/t.png", MIMEType: "image/png", Sizes: []string{"32x32"}}
@@ -44,7 +44,7 @@ func TestManifestSchemasAndOptions(t *testing.T) {
 	}
 	for _, tl := range doc.Tools {
 		for _, s := range []json.RawMessage{tl.InputSchema, tl.OutputSchema} {
-			if p, found := abi.FirstBooleanSubschema(s); found {
+			if p, found := abi.FirstBooleanPropertySchema(s); found {
 				t.Errorf("%s: boolean subschema at %s: %s", tl.Name, p, s)
 			}
 		}

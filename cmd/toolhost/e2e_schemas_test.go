@@ -47,7 +47,7 @@ func TestE2ESchemasAndHints(t *testing.T) {
 			if err := json.Unmarshal(b, &top); err != nil || top["type"] != "object" {
 				t.Errorf("%s: %s schema %s is not an object schema", tl.Name, which, b)
 			}
-			if p, found := abi.FirstBooleanSubschema(b); found {
+			if p, found := abi.FirstBooleanPropertySchema(b); found {
 				t.Errorf("%s: %s schema has a boolean at %s: %s", tl.Name, which, p, b)
 			}
 		}

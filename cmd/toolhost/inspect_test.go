@@ -47,10 +47,10 @@ func TestInspectPrintsNormalForm(t *testing.T) {
 	var in, res bytes.Buffer
 	_ = json.Compact(&in, tl.InputSchema)
 	_ = json.Compact(&res, tl.OutputSchema)
-	if in.String() != `{"type":"object","properties":{"doc":{},"tags":{"type":"array","items":{}}},"additionalProperties":{"not":{}}}` {
+	if in.String() != `{"type":"object","properties":{"doc":{},"tags":{"type":"array","items":true}},"additionalProperties":false}` {
 		t.Errorf("input schema %s", &in)
 	}
-	if res.String() != `{"type":"object","properties":{"value":{}},"required":["value"],"additionalProperties":{"not":{}}}` {
+	if res.String() != `{"type":"object","properties":{"value":{}},"required":["value"],"additionalProperties":false}` {
 		t.Errorf("output schema %s", &res)
 	}
 	if tl.Destructive == nil || *tl.Destructive || tl.Instances != "reuse" {

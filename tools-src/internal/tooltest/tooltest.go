@@ -131,7 +131,7 @@ func CheckManifest(t *testing.T, want map[string]Flags) {
 			t.Errorf("%s: no input schema in the manifest", tool.Name)
 		}
 		for _, s := range []json.RawMessage{tool.InputSchema, tool.OutputSchema} {
-			if p, found := abi.FirstBooleanSubschema(s); found {
+			if p, found := abi.FirstBooleanPropertySchema(s); found {
 				t.Errorf("%s: the SDK wrote a boolean subschema at %s: %s", tool.Name, p, s)
 			}
 		}
