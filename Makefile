@@ -31,19 +31,22 @@ $(BIN): $(GOFILES) go.mod go.sum
 plugins: $(PLUGINS) plugins-c
 
 # C tools (tools-src-c/NAME -> plugins/NAME.wasm) need Debian's clang, lld,
-# wasi-libc, libclang-rt-dev-wasm32 and libjsmn-dev; without clang they are
-# skipped with a note. jsmn.h is linked into a folder of its own so that
-# -I never puts the host's libc headers before wasi-libc's.
+# wasi-libc, libclang-rt-dev-wasm32 and libjsmn-dev. scripts/c-toolchain.sh
+# checks each part first; with one missing the C tools are skipped with a
+# line naming it (the C tests then skip, or fail under CI). jsmn.h is
+# linked into a folder of its own so that -I never puts the host's libc
+# headers before wasi-libc's.
 C_TOOLS   := $(notdir $(wildcard tools-src-c/*))
 C_PLUGINS := $(C_TOOLS:%=plugins/%.wasm)
+JSMN_H    ?= /usr/include/jsmn.h
 .PHONY: plugins-c
 plugins-c:
-	@if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory $(C_PLUGINS); \
-	else echo 'clang not found: C tools ($(C_TOOLS)) not built (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32 libjsmn-dev)'; fi
+	@if JSMN_H=$(JSMN_H) scripts/c-toolchain.sh; then $(MAKE) --no-print-directory $(C_PLUGINS); \
+	else echo 'C tools ($(C_TOOLS)) not built: the C toolchain above is incomplete'; fi
 
 bin/c-include/jsmn.h:
 	@mkdir -p $(@D)
-	ln -sf /usr/include/jsmn.h $@
+	ln -sf $(JSMN_H) $@
 
 $(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h
 	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -I ../../bin/c-include -o ../../$@ *.c
@@ -51,8 +54,10 @@ $(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) ab
 $(PLUGINS): plugins/%.wasm: $(GOFILES) go.mod go.sum
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./tools-src/$*
 
+# ADDR: where serve listens (Streamable HTTP at http://ADDR/mcp).
+ADDR ?= 127.0.0.1:7331
 run: build plugins
-	$(BIN) serve --plugins ./plugins
+	$(BIN) serve --plugins ./plugins --addr $(ADDR)
 
 # -timeout: cmd/toolhost's end-to-end suite takes about a minute on a quiet
 # machine but can pass go test's 10-minute default on a loaded one.
