@@ -61,8 +61,11 @@ run: build plugins
 
 # -timeout: cmd/toolhost's end-to-end suite takes about a minute on a quiet
 # machine but can pass go test's 10-minute default on a loaded one.
+# internal/cmd/testsummary runs go test -json and prints what plain go test
+# prints, then the tests that skipped and why (a missing node, clang, wabt
+# or redis-server), with go test's exit code.
 test: build plugins ts-client
-	$(GO) test -timeout 30m ./...
+	$(GO) run ./internal/cmd/testsummary $(GO) test -timeout 30m ./...
 
 # The official TypeScript MCP SDK client, pinned in conformance/ts, which
 # cmd/toolhost's TestTypeScriptClient drives against the server. Needs
