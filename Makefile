@@ -115,7 +115,17 @@ check: vet tidy race deps-guard
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
 
 clean:
-	rm -rf bin plugins/*.wasm
+	rm -rf bin dist plugins/*.wasm
+
+# Release archives (scripts/dist.sh): linux, darwin and windows on amd64 and
+# arm64 in dist/, with SHA256SUMS and dist/image/, the Containerfile's
+# context. dist-check verifies them here (checksums, contents, --version of
+# the linux binary; DIST_REPRO=1 also builds twice and compares).
+.PHONY: dist dist-check
+dist: plugins
+	VERSION=$(VERSION) BUILDTAGS='$(BUILDTAGS)' GO=$(GO) scripts/dist.sh
+dist-check: dist
+	VERSION=$(VERSION) scripts/dist-check.sh
 
 # The hand-written WAT test fixtures are committed assembled, beside their
 # sources, so `make test` needs no wabt. After editing a .wat, run this (it
