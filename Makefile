@@ -3,7 +3,10 @@
 
 GO        ?= go
 BIN       := bin/toolhost
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Evaluated once (:=), so that one make run (dist, then dist-check) uses one version.
+ifndef VERSION
+VERSION   := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+endif
 LDFLAGS   := -X main.version=$(VERSION)
 # Build tags (docs/BENCHMARKS.md, "The binary"): grpcnotrace keeps grpc
 # (linked by the OTLP HTTP exporter's config) from importing
