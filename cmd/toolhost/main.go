@@ -58,7 +58,20 @@ Drop .wasm tool modules into ./plugins, run 'toolhost serve', and call them
 from any MCP client or with 'toolhost call'.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		// Without a subcommand: --version, else the help.
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				printVersion(cmd)
+				return nil
+			}
+			return cmd.Help()
+		},
 	}
+	// Our own flag rather than cobra's Version field: a custom version
+	// template would link text/template, whose method lookups by name keep
+	// every exported method in the binary (docs/BENCHMARKS.md, "The binary").
+	root.Flags().Bool("version", false, "print the version, as 'toolhost version' does, and exit")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -72,8 +85,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the toolhost version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.Printf("toolhost %s (guest ABI v1)\n", version)
+			printVersion(cmd)
 			return nil
 		},
 	}
+}
+
+// printVersion is what both `toolhost version` and `toolhost --version`
+// print.
+func printVersion(cmd *cobra.Command) {
+	cmd.Printf("toolhost %s (guest ABI v1)\n", version)
 }

@@ -1,7 +1,7 @@
 // Package telemetry turns the standard OTEL_* environment variables into
-// the process's tracing: an OTLP exporter (http/protobuf or grpc) behind a
-// batching TracerProvider when an endpoint is set, and nothing at all
-// otherwise. Only cmd/toolhost imports it: the packages that make spans
+// the process's tracing: an OTLP exporter (http/protobuf, or grpc in a
+// binary built with -tags otlpgrpc) behind a batching TracerProvider when
+// an endpoint is set, and nothing at all otherwise. Only cmd/toolhost imports it: the packages that make spans
 // (transport, dispatcher, the egress host functions) see a
 // trace.TracerProvider from the otel API, or nil when tracing is off, and
 // never an exporter.
@@ -17,7 +17,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -78,11 +77,14 @@ func Setup(ctx context.Context, opts Options) (*Tracing, error) {
 	if endpoint == "" {
 		return &Tracing{}, nil
 	}
-	protocol, err := protocolFromEnv()
+	protocol, variable, err := protocolFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	exp, err := newExporter(ctx, protocol)
+	if errors.Is(err, ErrNoGRPC) {
+		return nil, fmt.Errorf("telemetry: %s=%s: %w", variable, protocol, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: OTLP %s exporter for %s: %w", protocol, endpoint, err)
 	}
@@ -147,7 +149,9 @@ func disabled() (bool, error) {
 	}
 }
 
-func protocolFromEnv() (string, error) {
+// protocolFromEnv returns the protocol asked for and the variable that
+// asked (empty for the default).
+func protocolFromEnv() (protocol, variable string, err error) {
 	name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 	v := strings.TrimSpace(os.Getenv(name))
 	if v == "" {
@@ -156,16 +160,16 @@ func protocolFromEnv() (string, error) {
 	}
 	switch v {
 	case "":
-		return ProtocolHTTP, nil
+		return ProtocolHTTP, "", nil
 	case ProtocolHTTP, ProtocolGRPC:
-		return v, nil
+		return v, name, nil
 	}
-	return "", fmt.Errorf("telemetry: %s=%q: toolhost speaks %q or %q", name, v, ProtocolHTTP, ProtocolGRPC)
+	return "", "", fmt.Errorf("telemetry: %s=%q: toolhost speaks %q or %q", name, v, ProtocolHTTP, ProtocolGRPC)
 }
 
 func newExporter(ctx context.Context, protocol string) (sdktrace.SpanExporter, error) {
 	if protocol == ProtocolGRPC {
-		return otlptracegrpc.New(ctx)
+		return newGRPCExporter(ctx)
 	}
 	return otlptracehttp.New(ctx)
 }
@@ -192,3 +196,8 @@ func firstEnv(names ...string) string {
 	}
 	return ""
 }
+
+// ErrNoGRPC is the error Setup wraps when the environment asks for OTLP
+// over gRPC in a binary built without it (the default build: GRPCBuilt is
+// false). Its text names the build tag that brings the exporter back.
+var ErrNoGRPC = errors.New(`this toolhost was built without the OTLP gRPC exporter: use OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (collectors take it on port 4318), or rebuild with "go build -tags otlpgrpc ./cmd/toolhost" (make build TAGS=otlpgrpc)`)

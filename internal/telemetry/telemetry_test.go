@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -70,18 +71,25 @@ func TestRefused(t *testing.T) {
 // name, when Shutdown flushes them (no export happens before: the batch
 // delay is the default 5 s).
 func TestExport(t *testing.T) {
-	for _, tc := range []struct {
+	type exportCase struct {
 		name    string
 		start   func(testing.TB) (*otlptest.Receiver, string)
 		env     map[string]string
 		service string
-	}{
+	}
+	cases := []exportCase{
 		{"http/protobuf by default", otlptest.NewHTTP, nil, "toolhost"},
-		{"grpc", otlptest.NewGRPC, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "toolhost"},
-		{"the traces protocol wins", otlptest.NewGRPC, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, "toolhost"},
+		{"the traces protocol wins", otlptest.NewHTTP, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+			"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, "toolhost"},
 		{"OTEL_SERVICE_NAME wins", otlptest.NewHTTP, map[string]string{"OTEL_SERVICE_NAME": "edge-7"}, "edge-7"},
-	} {
+	}
+	if telemetry.GRPCBuilt {
+		cases = append(cases,
+			exportCase{"grpc", otlptest.NewGRPC, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "toolhost"},
+			exportCase{"the traces protocol wins over http", otlptest.NewGRPC, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+				"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, "toolhost"})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clearEnv(t)
 			rcv, url := tc.start(t)
@@ -109,5 +117,28 @@ func TestExport(t *testing.T) {
 				t.Fatalf("second Shutdown: %v", err)
 			}
 		})
+	}
+}
+
+// In a binary built without -tags otlpgrpc, asking for gRPC is an error
+// that names the variable that asked and the build tag, not a silent
+// fallback to HTTP (which a gRPC collector port would not understand).
+func TestGRPCNotBuilt(t *testing.T) {
+	if telemetry.GRPCBuilt {
+		t.Skip("built with -tags otlpgrpc: TestExport covers gRPC")
+	}
+	for _, key := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
+		clearEnv(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+		t.Setenv(key, "grpc")
+		tr, err := telemetry.Setup(context.Background(), telemetry.Options{})
+		if !errors.Is(err, telemetry.ErrNoGRPC) || tr != nil {
+			t.Fatalf("%s=grpc: tracing %v, err %v; want ErrNoGRPC", key, tr, err)
+		}
+		for _, want := range []string{key + "=grpc", "-tags otlpgrpc"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
 	}
 }
