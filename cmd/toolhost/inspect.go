@@ -24,7 +24,7 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))})
+			rt, err := localRuntime(cmd, cacheDir)
 			if err != nil {
 				return err
 			}
@@ -54,4 +54,11 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 	}
 	cmd.Flags().StringVar(&cacheDir, "cache-dir", "", `compilation cache folder ("off" disables)`)
 	return cmd
+}
+
+// localRuntime is the runtime of a command that loads modules itself
+// (inspect, manifest embed) rather than asking a server: its log on the
+// command's stderr as text.
+func localRuntime(cmd *cobra.Command, cacheDir string) (*host.Runtime, error) {
+	return host.New(cmd.Context(), host.Config{CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))})
 }

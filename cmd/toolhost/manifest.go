@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -37,7 +36,7 @@ sha256, its version, changes (docs/ABI.md). make plugins runs it.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			rt, err := host.New(ctx, host.Config{CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))})
+			rt, err := localRuntime(cmd, cacheDir)
 			if err != nil {
 				return err
 			}
