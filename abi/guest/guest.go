@@ -4,6 +4,12 @@
 // generates toolhost_describe, owns guest memory, and turns returned errors
 // into ABI error envelopes.
 //
+// The SDK is a module of its own with no dependencies (go get
+// github.com/toolhost/toolhost/abi/guest); the wire contract's names, such
+// as abi.KindSchema, abi.LogInfo and abi.InstancesReuse, are in its package
+// github.com/toolhost/toolhost/abi/guest/abi, a generated copy of toolhost's
+// package abi.
+//
 // The SDK keeps a fresh instance cheap: it imports the standard library
 // only, and does nothing at package initialisation beyond recording each
 // Register call. Schemas are reflected once per module, when the host
