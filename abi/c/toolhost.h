@@ -4,15 +4,17 @@
  * A tool module is a WASI preview 1 reactor. This header supplies its
  * exports (toolhost_abi_version, toolhost_alloc, toolhost_describe,
  * toolhost_call), owns the memory the host writes into, and offers a small
- * JSON writer for results and helpers for error responses. The module
- * supplies two things:
+ * JSON reader for the arguments (th_args, th_get, th_strdup, ...), a JSON
+ * writer for results and helpers for error responses: a tool needs no
+ * other library. The module supplies two things:
  *
  *     // The manifest (docs/ABI.md): what toolhost_describe returns.
  *     const char *toolhost_manifest(void);
  *
  *     // One call: read c->args (JSON, already checked by the host against
- *     // the tool's input schema), write the result with the th_* writer,
- *     // or fail with th_error / th_error_retry.
+ *     // the tool's input schema) with th_args and the th_get* reader,
+ *     // write the result with the th_* writer, or fail with th_error /
+ *     // th_error_retry.
  *     void toolhost_handle(th_call *c);
  *
  * In exactly one .c file of the module:
