@@ -320,7 +320,65 @@ static void args(void) {
 	CHECK(th_args(&c, &root) && !c.failed && th_str_eq(th_get(root, "text"), "ok"), "th_args of a good object");
 }
 
-int main(void) {
+/* walk reads every value under v with every getter that applies. */
+static void walk(th_val v) {
+	th_iter it = th_iter_begin(v);
+	th_val k, e;
+	double d;
+	int64_t i;
+	int b;
+	char buf[8];
+	char *s;
+	switch (v.type) {
+	case TH_STRING:
+		s = th_strdup(v, NULL);
+		free(s);
+		(void)th_str_into(v, buf, sizeof buf);
+		(void)th_str_eq(v, "a");
+		break;
+	case TH_NUMBER: (void)th_get_num(v, &d), (void)th_get_int(v, INT64_MIN, INT64_MAX, &i); break;
+	case TH_BOOL: (void)th_get_bool(v, &b); break;
+	case TH_ARRAY:
+	case TH_OBJECT:
+		(void)th_len(v), (void)th_at(v, 1), (void)th_get(v, "a");
+		while (th_iter_next(&it, &k, &e)) {
+			if (v.type == TH_OBJECT) walk(k);
+			walk(e);
+		}
+		break;
+	default: break;
+	}
+}
+
+/* validate reads records (a 4-byte little-endian length, then the bytes)
+ * from path and prints 1 for each that parses and 0 for each that does
+ * not, walking each one that parses. abi/c_reader_test.go compares the
+ * answers with Go's encoding/json. */
+static int validate(const char *path) {
+	FILE *f = fopen(path, "rb");
+	unsigned char len[4];
+	if (!f) return perror(path), 2;
+	while (fread(len, 1, 4, f) == 4) {
+		size_t n = (size_t)len[0] | (size_t)len[1] << 8 | (size_t)len[2] << 16 | (size_t)len[3] << 24;
+		char *rec = (char *)malloc(n ? n : 1);
+		th_val v;
+		char err[128];
+		if (fread(rec, 1, n, f) != n) return fprintf(stderr, "%s: short record\n", path), 2;
+		if (th_parse(rec, n, &v, err, sizeof err)) {
+			walk(v);
+			putchar('1');
+		} else {
+			putchar('0');
+		}
+		free(rec);
+	}
+	fclose(f);
+	putchar('\n');
+	return 0;
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1) return validate(argv[1]);
 	escapes();
 	nesting();
 	truncated();
