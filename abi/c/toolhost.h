@@ -489,8 +489,8 @@ int th_name_is(const th_call *c, const char *name) {
 }
 
 /* The JSON reader. th_jv checks one value and returns the byte after it,
- * or NULL with the first fault in j; it is also how the getters step over
- * a value they have already checked once. */
+ * or NULL with the first fault in j; th_skip then steps over values it
+ * has checked. */
 typedef struct {
 	const char *start, *end;
 	const char *err, *at;
@@ -519,6 +519,10 @@ static const char *th_jstring(th_jp *j, const char *p) {
 	const char *end = j->end;
 	for (p++; p < end;) {
 		unsigned char ch = (unsigned char)*p;
+		if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
+			p++; /* the common case, first */
+			continue;
+		}
 		if (ch == '"') return p + 1;
 		if (ch == '\\') {
 			if (end - p < 2) break;
@@ -662,8 +666,47 @@ th_iter th_iter_begin(th_val v) {
 	return it;
 }
 
+/* th_skip steps over the value at p, which th_parse has checked, without
+ * checking it again (a lookup would otherwise check a long string once per
+ * key); it never reads at or past end, and returns NULL if the value does
+ * not end before it. */
+static const char *th_skip(const char *p, const char *end, th_val *v) {
+	const char *s = p;
+	int depth = 0;
+	if (p >= end) return NULL;
+	switch (*p) {
+	case '"': v->type = TH_STRING; break;
+	case '[': v->type = TH_ARRAY; break;
+	case '{': v->type = TH_OBJECT; break;
+	case 't':
+	case 'f': v->type = TH_BOOL; break;
+	case 'n': v->type = TH_NULL; break;
+	default: v->type = TH_NUMBER;
+	}
+	if (v->type != TH_STRING && v->type != TH_ARRAY && v->type != TH_OBJECT) {
+		while (p < end && *p != ',' && *p != ':' && *p != ']' && *p != '}' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') p++;
+	} else {
+		while (p < end) {
+			char ch = *p++;
+			if (ch == '"') {
+				while (p < end && *p != '"') p += *p == '\\' && end - p >= 2 ? 2 : 1;
+				if (p >= end) return NULL;
+				p++;
+			} else if (ch == '[' || ch == '{') {
+				depth++;
+			} else if (ch == ']' || ch == '}') {
+				depth--;
+			}
+			if (depth == 0) break;
+		}
+		if (depth != 0) return NULL;
+	}
+	v->p = s;
+	v->len = (size_t)(p - s);
+	return p;
+}
+
 int th_iter_next(th_iter *it, th_val *key, th_val *val) {
-	th_jp j = {it->p, it->end, NULL, NULL};
 	th_val k, v;
 	const char *p;
 	if (!it->p) return 0;
@@ -675,12 +718,12 @@ int th_iter_next(th_iter *it, th_val *key, th_val *val) {
 	}
 	if (it->obj) {
 		/* Checked by th_parse: a string, ':', a value. */
-		if (!(p = th_jv(&j, p, 0, &k)) || k.type != TH_STRING) goto bad;
+		if (!(p = th_skip(p, it->end, &k)) || k.type != TH_STRING) goto bad;
 		p = th_ws(p, it->end);
 		if (p >= it->end || *p != ':') goto bad;
 		p++;
 	}
-	if (!(p = th_jv(&j, p, 0, &v))) goto bad;
+	if (!(p = th_skip(th_ws(p, it->end), it->end, &v))) goto bad;
 	it->p = p;
 	if (key && it->obj) *key = k;
 	if (val) *val = v;
@@ -779,9 +822,17 @@ static size_t th_unesc(const char **pp, const char *end, char o[4]) {
 /* th_unescape writes a string's bytes into o, which holds v.len bytes
  * (always enough), and returns their number. */
 static size_t th_unescape(th_val v, char *o) {
-	const char *p = v.p + 1, *end = v.p + v.len - 1;
+	const char *p = v.p + 1, *end = v.p + v.len - 1, *q;
 	size_t n = 0;
-	while (p < end) n += th_unesc(&p, end, o + n);
+	while (p < end) {
+		/* Runs without escapes are copied whole. */
+		q = (const char *)memchr(p, '\\', (size_t)(end - p));
+		if (!q) q = end;
+		memcpy(o + n, p, (size_t)(q - p));
+		n += (size_t)(q - p);
+		p = q;
+		if (p < end) n += th_unesc(&p, end, o + n);
+	}
 	return n;
 }
 
