@@ -7,6 +7,7 @@
  * at the end; exits 1 if any check failed.
  */
 #define TOOLHOST_IMPLEMENTATION
+#define TH_MAX_ARGS (2u << 20) /* smaller than the default, to test it */
 #include "toolhost.h"
 
 #include <stdio.h>
@@ -159,6 +160,15 @@ static void nesting(void) {
 	char *b = (char *)malloc(big);
 	for (size_t i = 0; i < big; i += 6) memcpy(b + i, "{\"a\":[", i + 6 <= big ? 6 : big - i);
 	bad_n(b, big, "nested deeper", __LINE__);
+	free(b);
+
+	/* The size bound: a string of TH_MAX_ARGS bytes in all, then one more. */
+	b = (char *)malloc(TH_MAX_ARGS + 1);
+	memset(b, 'a', TH_MAX_ARGS + 1);
+	b[0] = '"', b[TH_MAX_ARGS - 1] = '"';
+	parse_n(b, TH_MAX_ARGS, __LINE__);
+	b[TH_MAX_ARGS - 1] = 'a', b[TH_MAX_ARGS] = '"';
+	bad_n(b, TH_MAX_ARGS + 1, "over the limit", __LINE__);
 	free(b);
 }
 
