@@ -168,8 +168,8 @@ typedef struct {
 
 /* th_iter walks the members of an object or the elements of an array. */
 typedef struct {
-	const char *p, *end;
-	int obj;
+	const char *p, *end; /* the next member, and the closing bracket */
+	int obj;             /* walking an object: members have keys */
 } th_iter;
 
 /* th_args checks c->args and sets *root to it (a JSON object: the host
@@ -629,7 +629,7 @@ int th_parse(const char *s, size_t n, th_val *v, char *err, size_t errcap) {
 	th_val none = {NULL, 0, TH_NONE};
 	*v = none;
 	if (n > TH_MAX_ARGS) {
-		snprintf(err, errcap, "JSON text of %lu bytes is over the limit of %lu", (unsigned long)n, (unsigned long)TH_MAX_ARGS);
+		if (err && errcap) snprintf(err, errcap, "JSON text of %lu bytes is over the limit of %lu", (unsigned long)n, (unsigned long)TH_MAX_ARGS);
 		return 0;
 	}
 	if ((p = th_jv(&j, s, 0, v)) && th_ws(p, j.end) != j.end) th_jfail(&j, th_ws(p, j.end), "data after the value");
