@@ -34,27 +34,21 @@ $(BIN): $(GOFILES) go.mod go.sum
 plugins: $(PLUGINS) plugins-c
 
 # C tools (tools-src-c/NAME -> plugins/NAME.wasm) need Debian's clang, lld,
-# wasi-libc, libclang-rt-dev-wasm32 and libjsmn-dev. scripts/c-toolchain.sh
-# checks each part first; with one missing the C tools are skipped with a
-# line naming it (the C tests then skip, or fail under CI). jsmn.h is
-# linked into a folder of its own so that -I never puts the host's libc
-# headers before wasi-libc's.
+# wasi-libc and libclang-rt-dev-wasm32 (no JSON library: abi/c/toolhost.h
+# reads arguments itself). scripts/c-toolchain.sh checks each part first;
+# with one missing the C tools are skipped with a line naming it (the C
+# tests then skip, or fail under CI).
 C_TOOLS   := $(notdir $(wildcard tools-src-c/*))
 C_PLUGINS := $(C_TOOLS:%=plugins/%.wasm)
-JSMN_H    ?= /usr/include/jsmn.h
 .PHONY: plugins-c
 plugins-c:
-	@if JSMN_H=$(JSMN_H) scripts/c-toolchain.sh; then $(MAKE) --no-print-directory $(C_PLUGINS); \
+	@if scripts/c-toolchain.sh; then $(MAKE) --no-print-directory $(C_PLUGINS); \
 	else echo 'C tools ($(C_TOOLS)) not built: the C toolchain above is incomplete'; fi
-
-bin/c-include/jsmn.h:
-	@mkdir -p $(@D)
-	ln -sf $(JSMN_H) $@
 
 # Each module gets its manifest embedded (the toolhost.manifest section,
 # docs/ABI.md), so that serve lists its tools before it compiles.
-$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h bin/c-include/jsmn.h $(BIN)
-	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -I ../../bin/c-include -o ../../$@ *.c
+$(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h $(BIN)
+	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -o ../../$@ *.c
 	$(BIN) manifest embed $@
 
 # The example tools are a module of their own (tools-src/go.mod) that

@@ -1,10 +1,8 @@
 #!/bin/sh
 # Checks every part of the C toolchain that `make plugins-c` and the C
 # tests use, and says which are missing: clang, wasm-ld, wasi-libc's
-# headers and libc, the wasm32 compiler-rt builtins, and jsmn.h (JSMN_H,
-# default /usr/include/jsmn.h). Silent with exit 0 when all are there;
+# headers and libc, and the wasm32 compiler-rt builtins. Silent with exit 0 when all are there;
 # otherwise one line per missing part, with its Debian package, and exit 1.
-JSMN_H=${JSMN_H:-/usr/include/jsmn.h}
 CLANG=${CLANG:-clang}
 missing=0
 miss() { echo "C toolchain: $1 (apt-get install $2)"; missing=1; }
@@ -13,7 +11,6 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	miss "$CLANG not found" clang
 	# Without clang the parts below cannot be asked about; name them all.
 	command -v wasm-ld >/dev/null 2>&1 || miss "wasm-ld not found" lld
-	[ -f "$JSMN_H" ] || miss "$JSMN_H not found" libjsmn-dev
 	echo "C toolchain: also needs wasi-libc and libclang-rt-dev-wasm32 (not checked without clang)"
 	exit 1
 fi
@@ -27,5 +24,4 @@ else
 fi
 builtins=$("$CLANG" --target=wasm32-wasi -print-libgcc-file-name 2>/dev/null)
 [ -n "$builtins" ] && [ -f "$builtins" ] || miss "compiler-rt builtins for wasm32 not found (${builtins:-clang printed no path})" libclang-rt-dev-wasm32
-[ -f "$JSMN_H" ] || miss "$JSMN_H not found" libjsmn-dev
 exit $missing

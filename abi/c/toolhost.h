@@ -4,15 +4,17 @@
  * A tool module is a WASI preview 1 reactor. This header supplies its
  * exports (toolhost_abi_version, toolhost_alloc, toolhost_describe,
  * toolhost_call), owns the memory the host writes into, and offers a small
- * JSON writer for results and helpers for error responses. The module
- * supplies two things:
+ * JSON reader for the arguments (th_args, th_get, th_strdup, ...), a JSON
+ * writer for results and helpers for error responses: a tool needs no
+ * other library. The module supplies two things:
  *
  *     // The manifest (docs/ABI.md): what toolhost_describe returns.
  *     const char *toolhost_manifest(void);
  *
  *     // One call: read c->args (JSON, already checked by the host against
- *     // the tool's input schema), write the result with the th_* writer,
- *     // or fail with th_error / th_error_retry.
+ *     // the tool's input schema) with th_args and the th_get* reader,
+ *     // write the result with the th_* writer, or fail with th_error /
+ *     // th_error_retry.
  *     void toolhost_handle(th_call *c);
  *
  * In exactly one .c file of the module:
@@ -127,6 +129,87 @@ typedef enum {
  * never calls them does not import them. */
 int th_progress(th_call *c, double done, double total, const char *fmt, ...);
 int th_log(th_call *c, th_level level, const char *fmt, ...);
+
+/* The JSON reader: c->args as values, read in place (no tree is built,
+ * nothing is allocated but by th_strdup). th_args checks the whole
+ * document once (JSON as RFC 8259 has it: UTF-8, nesting at most
+ * TH_MAX_DEPTH, at most TH_MAX_ARGS bytes, nothing after the value) and
+ * fails the call with a schema error naming the first fault; the getters
+ * then only walk what was checked. A th_val of type TH_NONE stands for
+ * "absent" (a missing key, an index past the end, a wrong container):
+ * every getter accepts it and answers "absent" or "wrong type", so
+ * lookups chain without checks in between. Of duplicate keys the last
+ * wins (as in Go's encoding/json; the host refuses them before a call
+ * anyway). Strings are unescaped to UTF-8 (\" \\ \/ \b \f \n \r \t \uXXXX,
+ * surrogate pairs joined); a lone surrogate escape becomes U+FFFD, the way
+ * th_str treats invalid UTF-8, so a string read and written back is valid
+ * JSON and every other string round-trips exactly. */
+#ifndef TH_MAX_ARGS
+#define TH_MAX_ARGS (64u << 20)
+#endif
+
+typedef enum {
+	TH_NONE, /* absent */
+	TH_NULL,
+	TH_BOOL,
+	TH_NUMBER,
+	TH_STRING,
+	TH_ARRAY,
+	TH_OBJECT
+} th_type;
+
+/* th_val is one JSON value: where its text starts, how long it is, and
+ * its type. */
+typedef struct {
+	const char *p;
+	size_t len;
+	th_type type;
+} th_val;
+
+/* th_iter walks the members of an object or the elements of an array. */
+typedef struct {
+	const char *p, *end; /* the next member, and the closing bracket */
+	int obj;             /* walking an object: members have keys */
+} th_iter;
+
+/* th_args checks c->args and sets *root to it (a JSON object: the host
+ * checked its schema). It returns 0 after failing the call with a schema
+ * error when the arguments are malformed. */
+int th_args(th_call *c, th_val *root);
+
+/* th_parse checks the JSON text s (n bytes, not NUL-terminated) and sets
+ * *v to its value; it returns 0 and writes a message into err (errcap
+ * bytes, NUL-terminated) when the text is malformed. */
+int th_parse(const char *s, size_t n, th_val *v, char *err, size_t errcap);
+
+th_type th_type_of(th_val v);
+/* th_get is the member named key of obj (the last, if repeated). */
+th_val th_get(th_val obj, const char *key);
+/* th_len is the number of elements of an array or members of an object. */
+size_t th_len(th_val v);
+/* th_at is element i of an array (TH_NONE past its end). */
+th_val th_at(th_val arr, size_t i);
+/* th_iter_begin starts a walk of v's elements or members; th_iter_next
+ * sets *val (and *key for an object's member, if key is not NULL) and
+ * returns 0 after the last. */
+th_iter th_iter_begin(th_val v);
+int th_iter_next(th_iter *it, th_val *key, th_val *val);
+
+/* The scalar getters return 1 and set *out, or 0 (and leave *out alone)
+ * for another type or, for th_get_int, a number that is not an integer
+ * in [min, max]. */
+int th_get_bool(th_val v, int *out);
+int th_get_num(th_val v, double *out);
+int th_get_int(th_val v, int64_t min, int64_t max, int64_t *out);
+/* th_strdup is a string's unescaped bytes in a new NUL-terminated buffer
+ * (free it), its length in *len if len is not NULL; NULL for another
+ * type or no memory. A string may contain NUL (\u0000): use *len. */
+char *th_strdup(th_val v, size_t *len);
+/* th_str_into unescapes a string into buf (cap bytes, NUL-terminated) and
+ * returns its length, or -1 for another type or when it does not fit. */
+long th_str_into(th_val v, char *buf, size_t cap);
+/* th_str_eq reports whether v is a string whose unescaped bytes are s. */
+int th_str_eq(th_val v, const char *s);
 
 #ifdef __cplusplus
 }
@@ -403,6 +486,439 @@ int th_log(th_call *c, th_level level, const char *fmt, ...) {
 int th_name_is(const th_call *c, const char *name) {
 	size_t n = strlen(name);
 	return c->name_len == n && memcmp(c->name, name, n) == 0;
+}
+
+/* The JSON reader. th_jv checks one value and returns the byte after it,
+ * or NULL with the first fault in j; th_skip then steps over values it
+ * has checked. */
+typedef struct {
+	const char *start, *end;
+	const char *err, *at;
+} th_jp;
+
+static const char *th_jfail(th_jp *j, const char *at, const char *msg) {
+	if (!j->err) j->err = msg, j->at = at;
+	return NULL;
+}
+
+static const char *th_ws(const char *p, const char *end) {
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+	return p;
+}
+
+static int th_hexval(char ch) {
+	if (ch >= '0' && ch <= '9') return ch - '0';
+	if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+	return -1;
+}
+
+static int th_isdigit(char ch) { return ch >= '0' && ch <= '9'; }
+
+static const char *th_jstring(th_jp *j, const char *p) {
+	const char *end = j->end;
+	for (p++; p < end;) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
+			p++; /* the common case, first */
+			continue;
+		}
+		if (ch == '"') return p + 1;
+		if (ch == '\\') {
+			if (end - p < 2) break;
+			if (p[1] == 'u') {
+				if (end - p < 6) break;
+				for (int i = 2; i < 6; i++)
+					if (th_hexval(p[i]) < 0) return th_jfail(j, p, "bad \\u escape");
+				p += 6;
+			} else if (p[1] && strchr("\"\\/bfnrt", p[1])) {
+				p += 2;
+			} else {
+				return th_jfail(j, p, "bad escape");
+			}
+		} else if (ch < 0x20) {
+			return th_jfail(j, p, "control character in a string");
+		} else {
+			size_t n = th_utf8_len((const unsigned char *)p, (size_t)(end - p));
+			if (n == 0) return th_jfail(j, p, "invalid UTF-8");
+			p += n;
+		}
+	}
+	return th_jfail(j, p, "unterminated string");
+}
+
+static const char *th_jnumber(th_jp *j, const char *p) {
+	const char *end = j->end, *s = p;
+	if (p < end && *p == '-') p++;
+	if (p < end && *p == '0') p++;
+	else if (p < end && th_isdigit(*p)) while (p < end && th_isdigit(*p)) p++;
+	else return th_jfail(j, s, "bad number");
+	if (p < end && *p == '.') {
+		if (++p >= end || !th_isdigit(*p)) return th_jfail(j, s, "bad number");
+		while (p < end && th_isdigit(*p)) p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		if (++p < end && (*p == '+' || *p == '-')) p++;
+		if (p >= end || !th_isdigit(*p)) return th_jfail(j, s, "bad number");
+		while (p < end && th_isdigit(*p)) p++;
+	}
+	return p;
+}
+
+static const char *th_jliteral(th_jp *j, const char *p, const char *lit) {
+	size_t n = strlen(lit);
+	if ((size_t)(j->end - p) < n || memcmp(p, lit, n) != 0) return th_jfail(j, p, "unexpected character");
+	return p + n;
+}
+
+static const char *th_jv(th_jp *j, const char *p, int depth, th_val *v) {
+	const char *end = j->end, *s;
+	th_type t;
+	p = th_ws(p, end);
+	if (p >= end) return th_jfail(j, p, "unexpected end of input");
+	s = p;
+	switch (*p) {
+	case '{':
+	case '[': {
+		char close = *p == '{' ? '}' : ']';
+		t = *p == '{' ? TH_OBJECT : TH_ARRAY;
+		if (depth >= TH_MAX_DEPTH) return th_jfail(j, p, "nested deeper than TH_MAX_DEPTH");
+		p = th_ws(p + 1, end);
+		if (p < end && *p == close) {
+			p++;
+			break;
+		}
+		for (;;) {
+			if (t == TH_OBJECT) {
+				if (p >= end || *p != '"') return th_jfail(j, p, p >= end ? "unexpected end of input" : "expected a string key");
+				if (!(p = th_jstring(j, p))) return NULL;
+				p = th_ws(p, end);
+				if (p >= end || *p != ':') return th_jfail(j, p, p >= end ? "unexpected end of input" : "expected ':'");
+				p++;
+			}
+			if (!(p = th_jv(j, p, depth + 1, NULL))) return NULL;
+			p = th_ws(p, end);
+			if (p < end && *p == ',') {
+				p = th_ws(p + 1, end);
+				continue;
+			}
+			if (p < end && *p == close) {
+				p++;
+				break;
+			}
+			return th_jfail(j, p, p >= end ? "unexpected end of input" : "expected ',' or a closing bracket");
+		}
+		break;
+	}
+	case '"': t = TH_STRING, p = th_jstring(j, p); break;
+	case 't': t = TH_BOOL, p = th_jliteral(j, p, "true"); break;
+	case 'f': t = TH_BOOL, p = th_jliteral(j, p, "false"); break;
+	case 'n': t = TH_NULL, p = th_jliteral(j, p, "null"); break;
+	default:
+		if (*p != '-' && !th_isdigit(*p)) return th_jfail(j, p, "unexpected character");
+		t = TH_NUMBER, p = th_jnumber(j, p);
+	}
+	if (!p) return NULL;
+	if (v) v->p = s, v->len = (size_t)(p - s), v->type = t;
+	return p;
+}
+
+int th_parse(const char *s, size_t n, th_val *v, char *err, size_t errcap) {
+	th_jp j = {s, s + n, NULL, NULL};
+	const char *p = NULL;
+	th_val none = {NULL, 0, TH_NONE};
+	*v = none;
+	if (n > TH_MAX_ARGS) {
+		if (err && errcap) snprintf(err, errcap, "JSON text of %lu bytes is over the limit of %lu", (unsigned long)n, (unsigned long)TH_MAX_ARGS);
+		return 0;
+	}
+	if ((p = th_jv(&j, s, 0, v)) && th_ws(p, j.end) != j.end) th_jfail(&j, th_ws(p, j.end), "data after the value");
+	if (j.err) {
+		*v = none;
+		if (err && errcap) snprintf(err, errcap, "%s at byte %lu", j.err, (unsigned long)(j.at - s));
+		return 0;
+	}
+	return 1;
+}
+
+int th_args(th_call *c, th_val *root) {
+	char err[128];
+	if (!th_parse(c->args, c->args_len, root, err, sizeof err)) {
+		th_error(c, TH_SCHEMA, "the arguments are not valid JSON: %s", err);
+		return 0;
+	}
+	if (root->type != TH_OBJECT) {
+		th_error(c, TH_SCHEMA, "the arguments are not a JSON object");
+		return 0;
+	}
+	return 1;
+}
+
+th_type th_type_of(th_val v) { return v.type; }
+
+th_iter th_iter_begin(th_val v) {
+	th_iter it = {NULL, NULL, 0};
+	if ((v.type == TH_ARRAY || v.type == TH_OBJECT) && v.len >= 2) {
+		it.p = v.p + 1;
+		it.end = v.p + v.len - 1; /* the closing bracket */
+		it.obj = v.type == TH_OBJECT;
+	}
+	return it;
+}
+
+/* th_skip steps over the value at p, which th_parse has checked, without
+ * checking it again (a lookup would otherwise check a long string once per
+ * key); it never reads at or past end, and returns NULL if the value does
+ * not end before it. */
+static const char *th_skip(const char *p, const char *end, th_val *v) {
+	const char *s = p;
+	int depth = 0;
+	if (p >= end) return NULL;
+	switch (*p) {
+	case '"': v->type = TH_STRING; break;
+	case '[': v->type = TH_ARRAY; break;
+	case '{': v->type = TH_OBJECT; break;
+	case 't':
+	case 'f': v->type = TH_BOOL; break;
+	case 'n': v->type = TH_NULL; break;
+	default: v->type = TH_NUMBER;
+	}
+	if (v->type != TH_STRING && v->type != TH_ARRAY && v->type != TH_OBJECT) {
+		while (p < end && *p != ',' && *p != ':' && *p != ']' && *p != '}' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') p++;
+	} else {
+		while (p < end) {
+			char ch = *p++;
+			if (ch == '"') {
+				while (p < end && *p != '"') p += *p == '\\' && end - p >= 2 ? 2 : 1;
+				if (p >= end) return NULL;
+				p++;
+			} else if (ch == '[' || ch == '{') {
+				depth++;
+			} else if (ch == ']' || ch == '}') {
+				depth--;
+			}
+			if (depth == 0) break;
+		}
+		if (depth != 0) return NULL;
+	}
+	v->p = s;
+	v->len = (size_t)(p - s);
+	return p;
+}
+
+int th_iter_next(th_iter *it, th_val *key, th_val *val) {
+	th_val k, v;
+	const char *p;
+	if (!it->p) return 0;
+	p = th_ws(it->p, it->end);
+	if (p < it->end && *p == ',') p = th_ws(p + 1, it->end);
+	if (p >= it->end) {
+		it->p = NULL;
+		return 0;
+	}
+	if (it->obj) {
+		/* Checked by th_parse: a string, ':', a value. */
+		if (!(p = th_skip(p, it->end, &k)) || k.type != TH_STRING) goto bad;
+		p = th_ws(p, it->end);
+		if (p >= it->end || *p != ':') goto bad;
+		p++;
+	}
+	if (!(p = th_skip(th_ws(p, it->end), it->end, &v))) goto bad;
+	it->p = p;
+	if (key && it->obj) *key = k;
+	if (val) *val = v;
+	return 1;
+bad:
+	it->p = NULL;
+	return 0;
+}
+
+size_t th_len(th_val v) {
+	size_t n = 0;
+	th_iter it = th_iter_begin(v);
+	while (th_iter_next(&it, NULL, NULL)) n++;
+	return n;
+}
+
+th_val th_at(th_val arr, size_t i) {
+	th_val v = {NULL, 0, TH_NONE};
+	th_iter it = th_iter_begin(arr);
+	if (arr.type != TH_ARRAY) return v;
+	while (th_iter_next(&it, NULL, &v))
+		if (i-- == 0) return v;
+	v.type = TH_NONE;
+	return v;
+}
+
+th_val th_get(th_val obj, const char *key) {
+	th_val k, v, found = {NULL, 0, TH_NONE};
+	th_iter it = th_iter_begin(obj);
+	if (obj.type != TH_OBJECT) return found;
+	while (th_iter_next(&it, &k, &v))
+		if (th_str_eq(k, key)) found = v; /* the last of duplicates wins */
+	return found;
+}
+
+static size_t th_put_utf8(char *o, uint32_t cp) {
+	if (cp < 0x80) return o[0] = (char)cp, 1;
+	if (cp < 0x800) return o[0] = (char)(0xC0 | cp >> 6), o[1] = (char)(0x80 | (cp & 0x3F)), 2;
+	if (cp < 0x10000) {
+		o[0] = (char)(0xE0 | cp >> 12), o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[2] = (char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (char)(0xF0 | cp >> 18), o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+	o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), o[3] = (char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+static int th_hex4(const char *p, const char *end, uint32_t *cp) {
+	*cp = 0;
+	if (end - p < 4) return 0;
+	for (int i = 0; i < 4; i++) {
+		int h = th_hexval(p[i]);
+		if (h < 0) return 0;
+		*cp = *cp << 4 | (uint32_t)h;
+	}
+	return 1;
+}
+
+/* th_unesc decodes the character at *pp in a checked string's body (up to
+ * end) into o, advances *pp and returns the bytes written (at most 4,
+ * never more than it consumed). */
+static size_t th_unesc(const char **pp, const char *end, char o[4]) {
+	const char *p = *pp;
+	uint32_t cp, lo;
+	if (*p != '\\' || end - p < 2) {
+		*pp = p + 1;
+		o[0] = *p;
+		return 1;
+	}
+	*pp = p + 2;
+	switch (p[1]) {
+	case 'b': o[0] = '\b'; return 1;
+	case 'f': o[0] = '\f'; return 1;
+	case 'n': o[0] = '\n'; return 1;
+	case 'r': o[0] = '\r'; return 1;
+	case 't': o[0] = '\t'; return 1;
+	case 'u': break;
+	default: o[0] = p[1]; return 1; /* " \ / */
+	}
+	p += 2;
+	if (!th_hex4(p, end, &cp)) {
+		*pp = end;
+		return th_put_utf8(o, 0xFFFD);
+	}
+	p += 4;
+	if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u' && th_hex4(p + 2, end, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+		p += 6;
+	} else if (cp >= 0xD800 && cp <= 0xDFFF) {
+		cp = 0xFFFD; /* a lone surrogate: no UTF-8 for it */
+	}
+	*pp = p;
+	return th_put_utf8(o, cp);
+}
+
+/* th_unescape writes a string's bytes into o, which holds v.len bytes
+ * (always enough), and returns their number. */
+static size_t th_unescape(th_val v, char *o) {
+	const char *p = v.p + 1, *end = v.p + v.len - 1, *q;
+	size_t n = 0;
+	while (p < end) {
+		/* Runs without escapes are copied whole. */
+		q = (const char *)memchr(p, '\\', (size_t)(end - p));
+		if (!q) q = end;
+		memcpy(o + n, p, (size_t)(q - p));
+		n += (size_t)(q - p);
+		p = q;
+		if (p < end) n += th_unesc(&p, end, o + n);
+	}
+	return n;
+}
+
+char *th_strdup(th_val v, size_t *len) {
+	char *o;
+	size_t n;
+	if (v.type != TH_STRING || v.len < 2 || !(o = (char *)malloc(v.len))) return NULL;
+	n = th_unescape(v, o);
+	o[n] = 0;
+	if (len) *len = n;
+	return o;
+}
+
+long th_str_into(th_val v, char *buf, size_t cap) {
+	const char *p, *end;
+	size_t n = 0;
+	if (v.type != TH_STRING || v.len < 2 || cap == 0) return -1;
+	for (p = v.p + 1, end = v.p + v.len - 1; p < end;) {
+		char o[4];
+		size_t k = th_unesc(&p, end, o);
+		if (n + k >= cap) return -1;
+		memcpy(buf + n, o, k);
+		n += k;
+	}
+	buf[n] = 0;
+	return (long)n;
+}
+
+int th_str_eq(th_val v, const char *s) {
+	const char *p, *end;
+	size_t n = strlen(s), i = 0;
+	if (v.type != TH_STRING || v.len < 2) return 0;
+	for (p = v.p + 1, end = v.p + v.len - 1; p < end;) {
+		char o[4];
+		size_t k = th_unesc(&p, end, o);
+		if (i + k > n || memcmp(s + i, o, k) != 0) return 0;
+		i += k;
+	}
+	return i == n;
+}
+
+int th_get_bool(th_val v, int *out) {
+	if (v.type != TH_BOOL) return 0;
+	*out = v.p[0] == 't';
+	return 1;
+}
+
+int th_get_num(th_val v, double *out) {
+	char tmp[64], *s = tmp;
+	double d;
+	if (v.type != TH_NUMBER) return 0;
+	/* strtod needs a NUL after the number; c->args has none. */
+	if (v.len >= sizeof tmp && !(s = (char *)malloc(v.len + 1))) return 0;
+	memcpy(s, v.p, v.len);
+	s[v.len] = 0;
+	d = strtod(s, NULL);
+	if (s != tmp) free(s);
+	if (isinf(d)) return 0; /* too large for a double */
+	*out = d;
+	return 1;
+}
+
+int th_get_int(th_val v, int64_t min, int64_t max, int64_t *out) {
+	size_t i = 0;
+	int neg;
+	uint64_t u = 0;
+	int64_t r;
+	double d;
+	if (v.type != TH_NUMBER) return 0;
+	neg = v.p[0] == '-';
+	for (i = (size_t)neg; i < v.len && th_isdigit(v.p[i]); i++) {
+		if (u > (UINT64_MAX - 9) / 10) return 0; /* far beyond int64 */
+		u = u * 10 + (uint64_t)(v.p[i] - '0');
+	}
+	if (i == v.len) {
+		/* Digits only: exact, whatever a double could hold. */
+		if (neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX) return 0;
+		r = neg ? (int64_t)(0 - u) : (int64_t)u;
+	} else {
+		/* 1.0 and 1e3 are integers too (JSON Schema's "integer"). */
+		if (!th_get_num(v, &d) || d != floor(d) || d < -9223372036854775808.0 || d >= 9223372036854775808.0) return 0;
+		r = (int64_t)d;
+	}
+	if (r < min || r > max) return 0;
+	*out = r;
+	return 1;
 }
 
 /* The response outlives the call, until the next one starts. */

@@ -43,6 +43,33 @@ func TestCGuest(t *testing.T) {
 		t.Fatalf("lone surrogate: exit %d, %s %s", code, out, errOut)
 	}
 
+	// Escapes in the arguments, read by the SDK's JSON reader: \n and \t
+	// separate words (read raw, "line\none" would be "line" and "none"),
+	// \\n is a backslash and an n, \u0027 an apostrophe inside a word, a
+	// surrogate pair one emoji, \" a quote; the words come back exactly.
+	out, errOut, code = srv.cli(t, "call", "wordfreq.top",
+		`{"text":"say \"hi\" now\nline\tone\\nthree it\u0027s caf\u00e9 \ud83d\ude00 \"hi\"","top":20}`)
+	if code != 0 {
+		t.Fatalf("escaped text: exit %d: %s", code, errOut)
+	}
+	got.Top = nil
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	words := map[string]int{}
+	for _, w := range got.Top {
+		words[w.Word] = w.Count
+	}
+	want := map[string]int{"hi": 2, "say": 1, "now": 1, "line": 1, "one": 1, "nthree": 1, "it's": 1, "café": 1, "😀": 1}
+	if got.Words != 10 || got.Unique != len(want) || len(words) != len(want) {
+		t.Fatalf("escaped text: %s, want the words %v", out, want)
+	}
+	for w, n := range want {
+		if words[w] != n {
+			t.Fatalf("escaped text: %q counted %d, want %d (%s)", w, words[w], n, out)
+		}
+	}
+
 	cs := srv.client(t)
 	for _, tc := range []struct{ name, text, want string }{
 		{"quote and backslash in a word", `it's "x"`, `"word":"it's"`},

@@ -133,8 +133,8 @@ var watDirs = []string{"host/testdata/wat", "host/testdata/planner", "reliabilit
 
 // C builds the C tool module in dir (relative to the repository root, like
 // "tools-src-c/wordfreq") with clang for wasm32-wasi, as `make plugins-c`
-// does, and returns the .wasm path. Without clang, wasi-libc or jsmn the
-// test is skipped, except in CI (CI set), where .ci/run installs them.
+// does, and returns the .wasm path. Without clang or wasi-libc the test is
+// skipped, except in CI (CI set), where .ci/run installs them.
 func C(t testing.TB, dir string) string {
 	t.Helper()
 	mu.Lock()
@@ -144,25 +144,15 @@ func C(t testing.TB, dir string) string {
 	}
 	missing := func(what string) {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("building %s: %s (.ci/run installs clang, lld, wasi-libc and libjsmn-dev)", dir, what)
+			t.Fatalf("building %s: %s (.ci/run installs clang, lld, wasi-libc and libclang-rt-dev-wasm32)", dir, what)
 		}
-		t.Skipf("building %s: %s; install clang, lld, wasi-libc, libclang-rt-dev-wasm32 and libjsmn-dev (Debian) to run this test", dir, what)
+		t.Skipf("building %s: %s; install clang, lld, wasi-libc and libclang-rt-dev-wasm32 (Debian) to run this test", dir, what)
 	}
 	clang, err := exec.LookPath("clang")
 	if err != nil {
 		missing("clang not found")
 	}
-	if _, err := os.Stat(JSMNHeader); err != nil {
-		missing(JSMNHeader + " not found")
-	}
 	root := Root(t)
-	inc := filepath.Join(outDir(t), "c-include")
-	if err := os.MkdirAll(inc, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// jsmn.h alone in a folder of its own: -I /usr/include would put the
-	// host's libc headers before wasi-libc's.
-	_ = os.Symlink(JSMNHeader, filepath.Join(inc, "jsmn.h"))
 	srcs, _ := filepath.Glob(filepath.Join(root, dir, "*.c"))
 	if len(srcs) == 0 {
 		t.Fatalf("no .c files in %s", dir)
@@ -170,7 +160,7 @@ func C(t testing.TB, dir string) string {
 	out := filepath.Join(outDir(t), safeName(dir)+".wasm")
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	args := append([]string{"--target=wasm32-wasi", "-mexec-model=reactor", "-O2", "-Wall", "-Werror",
-		"-I", filepath.Join(root, "abi", "c"), "-I", inc, "-o", tmp}, srcs...)
+		"-I", filepath.Join(root, "abi", "c"), "-o", tmp}, srcs...)
 	if b, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
 		if strings.Contains(string(b), "wasi") && (strings.Contains(string(b), "not found") || strings.Contains(string(b), "cannot find")) {
 			missing("wasi-libc or the wasm32 runtime is missing: " + strings.TrimSpace(string(b)))
@@ -183,10 +173,6 @@ func C(t testing.TB, dir string) string {
 	built[dir] = out
 	return out
 }
-
-// JSMNHeader is where Debian's libjsmn-dev puts jsmn.h, the JSON tokenizer
-// the C example tools read their arguments with.
-const JSMNHeader = "/usr/include/jsmn.h"
 
 // Dir copies the given .wasm files into a fresh temporary folder, as a
 // plugins folder for a test.
