@@ -130,6 +130,14 @@ func (t *Tool) readArgs(args []byte) (any, error) {
 	if !utf8.Valid(args) {
 		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid UTF-8"}
 	}
+	if inst, work, values, ok := t.decodeArgs(args); ok {
+		if work > MaxValidationWork {
+			return nil, t.costError(values)
+		}
+		return inst, nil
+	}
+	// Not JSON, or a key named twice: the two-pass reading names the
+	// problem (and the first of several) as it always has.
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}
