@@ -46,3 +46,32 @@ func FuzzDecodeArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestEmptyArgsVerdict: the verdict on {} taken at load is the one
+// validating them would give, for arguments {} however they are spelled,
+// and each caller gets its own copy of the error.
+func TestEmptyArgsVerdict(t *testing.T) {
+	for _, schema := range []string{`{"type":"object"}`, `{"type":"object","required":["text"]}`,
+		`{"type":"object","minProperties":1}`} {
+		tl := &Tool{Name: "t", InputSchema: []byte(schema), Handler: HandlerFunc(nil)}
+		if err := tl.prepare(); err != nil {
+			t.Fatal(err)
+		}
+		if !tl.emptyChecked {
+			t.Fatalf("%s: no verdict on {} taken", schema)
+		}
+		want := tl.validate([]byte("{}"))
+		for _, args := range []string{"", " ", "{}", " {}\n"} {
+			got := tl.Validate([]byte(args))
+			if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+				t.Fatalf("%s: Validate(%q) = %v, want %v", schema, args, got, want)
+			}
+			if got != nil {
+				got.(*SchemaError).Reason = "changed"
+				if again := tl.Validate([]byte(args)); again.Error() != want.Error() {
+					t.Fatalf("%s: a caller's change to the error reached the next: %v", schema, again)
+				}
+			}
+		}
+	}
+}
