@@ -39,6 +39,17 @@ func benchCalls(b *testing.B, d *Dispatcher, ctx context.Context) {
 			}
 		}
 	})
+	// no-key-args: arguments to decode and validate, where {} has its
+	// verdict taken at load.
+	withArgs := json.RawMessage(`{"text":"hello, world","n":3}`)
+	b.Run("no-key-args", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := d.Call(ctx, Call{Tool: "noop", Args: withArgs}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("new-key", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0

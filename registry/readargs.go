@@ -6,101 +6,83 @@ import (
 	"io"
 )
 
-// maxDepth is encoding/json's nesting limit: arguments nested deeper are
-// not JSON it decodes, and are left to the slow path to refuse.
-const maxDepth = 10000
-
-// decodeArgs reads args in one pass: it builds the value the validator
-// checks (what jsonschema.UnmarshalJSON would, numbers as json.Number)
-// while counting the values (per depth) for the cost estimate and looking
-// for keys named twice. It reports ok only for arguments that are one
-// JSON value with no key named twice; anything else (not JSON, trailing
-// data, a duplicate key, nesting beyond encoding/json's limit) returns
-// !ok, and the caller reads args the slow way, which makes the error and
-// picks which of several problems to name. One pass instead of two
-// (decode, then scan) is half the decoding work and allocations of every
-// call.
+// decodeArgs reads args in one pass of encoding/json: it decodes the value
+// the validator checks (what jsonschema.UnmarshalJSON returns, numbers as
+// json.Number), then counts its values per depth for the cost estimate by
+// walking the value, not the text. It reports ok only for arguments that
+// are one JSON value with no key named twice; anything else (not JSON,
+// trailing data, a duplicate key) returns !ok, and the caller reads args
+// the slow way, which makes the error and picks which of several problems
+// to name.
+//
+// Decoding keeps the last of a key's values, so a key named twice shows
+// as a member missing from the value: the text's members (countMembers)
+// outnumber the value's. One decode instead of a decode and a token scan
+// is most of the allocations of a call with arguments: encoding/json's
+// Decoder.Token makes and drops a syntax error for every scalar.
 func (t *Tool) decodeArgs(args []byte) (inst any, work, values int, ok bool) {
-	type frame struct {
-		obj map[string]any // an object being read; nil for an array
-		arr []any          // an array being read
-		key string         // object: the member being read
-		// keyed: the object's next string token is a value, not a key.
-		keyed bool
-	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
-	var stackBuf [8]frame
-	stack := stackBuf[:0]
-	var depthBuf [8]int
-	perDepth := depthBuf[:0]
-	// put places a finished value in the frame it belongs to, or makes it
-	// the arguments; it reports whether that was the top-level value.
-	put := func(v any) bool {
-		if len(stack) == 0 {
-			inst = v
-			return true
-		}
-		f := &stack[len(stack)-1]
-		if f.obj != nil {
-			f.obj[f.key] = v
-			f.keyed = false
-		} else {
-			f.arr = append(f.arr, v)
-		}
-		return false
-	}
-	count := func() {
-		d := len(stack)
-		for len(perDepth) <= d {
-			perDepth = append(perDepth, 0)
-		}
-		perDepth[d]++
-		values++
-	}
-	for done := false; !done; {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, 0, 0, false
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{', '[':
-				if len(stack) >= maxDepth {
-					return nil, 0, 0, false
-				}
-				count()
-				if v == '{' {
-					stack = append(stack, frame{obj: map[string]any{}})
-				} else {
-					stack = append(stack, frame{arr: []any{}})
-				}
-			default:
-				f := stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-				var val any = f.arr
-				if f.obj != nil {
-					val = f.obj
-				}
-				done = put(val)
-			}
-			continue
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].obj != nil && !stack[n-1].keyed {
-				f := &stack[n-1]
-				if _, dup := f.obj[v]; dup {
-					return nil, 0, 0, false
-				}
-				f.key, f.keyed = v, true
-				continue
-			}
-		}
-		count()
-		done = put(tok)
+	if err := dec.Decode(&inst); err != nil {
+		return nil, 0, 0, false
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, 0, 0, false // trailing data
 	}
+	var depthBuf [8]int
+	perDepth := depthBuf[:0]
+	members := walkArgs(inst, 0, &perDepth)
+	if members != countMembers(args) {
+		return nil, 0, 0, false // a key named twice
+	}
+	for _, n := range perDepth {
+		values += n
+	}
 	return inst, t.cost.work(perDepth), values, true
+}
+
+// walkArgs counts v and the values within it into perDepth (v is at depth
+// d) and returns the number of object members it holds.
+func walkArgs(v any, d int, perDepth *[]int) (members int) {
+	for len(*perDepth) <= d {
+		*perDepth = append(*perDepth, 0)
+	}
+	(*perDepth)[d]++
+	switch v := v.(type) {
+	case map[string]any:
+		members = len(v)
+		for _, x := range v {
+			members += walkArgs(x, d+1, perDepth)
+		}
+	case []any:
+		for _, x := range v {
+			members += walkArgs(x, d+1, perDepth)
+		}
+	}
+	return members
+}
+
+// countMembers counts the object members of data, which encoding/json has
+// just decoded: in valid JSON a colon outside a string separates a
+// member's key from its value, and appears nowhere else.
+func countMembers(data []byte) int {
+	n := 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
