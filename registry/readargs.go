@@ -8,7 +8,7 @@ import (
 
 // decodeArgs reads args in one pass of encoding/json: it decodes the value
 // the validator checks (what jsonschema.UnmarshalJSON returns, numbers as
-// json.Number), then counts its values per depth for the cost estimate by
+// json.Number), then counts its values and their cost estimate by
 // walking the value, not the text. It reports ok only for arguments that
 // are one JSON value with no key named twice; anything else (not JSON,
 // trailing data, a duplicate key) returns !ok, and the caller reads args
@@ -29,37 +29,38 @@ func (t *Tool) decodeArgs(args []byte) (inst any, work, values int, ok bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, 0, 0, false // trailing data
 	}
-	var depthBuf [8]int
-	perDepth := depthBuf[:0]
-	members := walkArgs(inst, 0, &perDepth)
-	if members != countMembers(args) {
+	w := argsWalk{cost: t.cost}
+	w.walk(inst, 0)
+	if w.members != countMembers(args) {
 		return nil, 0, 0, false // a key named twice
 	}
-	for _, n := range perDepth {
-		values += n
-	}
-	return inst, t.cost.work(perDepth), values, true
+	return inst, w.work, w.values, true
 }
 
-// walkArgs counts v and the values within it into perDepth (v is at depth
-// d) and returns the number of object members it holds.
-func walkArgs(v any, d int, perDepth *[]int) (members int) {
-	for len(*perDepth) <= d {
-		*perDepth = append(*perDepth, 0)
-	}
-	(*perDepth)[d]++
+// argsWalk counts the values of decoded arguments and sums what
+// validating them could cost: Σ over values of the cost at their depth,
+// which is costProfile.work of their counts per depth, without a slice
+// of counts to allocate.
+type argsWalk struct {
+	cost                  costProfile
+	work, values, members int
+}
+
+// walk counts v, at depth d, and the values within it.
+func (w *argsWalk) walk(v any, d int) {
+	w.values++
+	w.work += w.cost.at(d)
 	switch v := v.(type) {
 	case map[string]any:
-		members = len(v)
+		w.members += len(v)
 		for _, x := range v {
-			members += walkArgs(x, d+1, perDepth)
+			w.walk(x, d+1)
 		}
 	case []any:
 		for _, x := range v {
-			members += walkArgs(x, d+1, perDepth)
+			w.walk(x, d+1)
 		}
 	}
-	return members
 }
 
 // countMembers counts the object members of data, which encoding/json has

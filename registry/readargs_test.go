@@ -11,7 +11,7 @@ import (
 
 // FuzzDecodeArgs holds the one-pass reading to the two passes it
 // replaces: whenever it answers, the value is jsonschema.UnmarshalJSON's
-// and the value counts are scanArgs'; when it declines, the two passes
+// and the value counts and cost are scanArgs'; when it declines, the two passes
 // find a problem (not JSON, or a key named twice). Run as a test, it
 // checks the seeds.
 func FuzzDecodeArgs(f *testing.F) {
@@ -24,9 +24,9 @@ func FuzzDecodeArgs(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	tl := &Tool{Name: "t", cost: costProfile{}}
+	tl := &Tool{Name: "t", cost: costProfile{levels: []int{1, 7, 3}, tail: 500}}
 	f.Fuzz(func(t *testing.T, args []byte) {
-		inst, _, values, ok := tl.decodeArgs(args)
+		inst, work, values, ok := tl.decodeArgs(args)
 		want, werr := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 		if !ok {
 			if werr == nil && !scanArgs(args).dup {
@@ -43,6 +43,10 @@ func FuzzDecodeArgs(f *testing.F) {
 		s := scanArgs(args)
 		if s.dup || s.values != values {
 			t.Fatalf("decodeArgs(%q): %d values; scanArgs: %d values, dup %v", args, values, s.values, s.dup)
+		}
+		// work stops counting past the limit; below it the sums agree.
+		if want := tl.cost.work(s.perDepth); min(work, MaxValidationWork+1) != min(want, MaxValidationWork+1) {
+			t.Fatalf("decodeArgs(%q): work %d, want %d", args, work, want)
 		}
 	})
 }
