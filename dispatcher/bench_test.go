@@ -20,7 +20,8 @@ var noop = registry.HandlerFunc(func(context.Context, json.RawMessage) (json.Raw
 var roomy = idempotency.Limits{MaxKeys: 1 << 30, MaxKeysPerCaller: 1 << 30, MaxBytes: 1 << 40, MaxBytesPerCaller: 1 << 40}
 
 // BenchmarkDispatch measures the dispatcher's own cost on a handler that
-// does nothing: lookup, validation of {}, budget, breaker, slot, timeout,
+// does nothing: lookup, validation (of {}: the verdict taken at load;
+// no-key-args: decoded and validated), budget, breaker, slot, timeout,
 // events (no subscriber).
 func BenchmarkDispatch(b *testing.B) {
 	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{IdempotencyLimits: roomy})
