@@ -20,7 +20,8 @@ var noop = registry.HandlerFunc(func(context.Context, json.RawMessage) (json.Raw
 var roomy = idempotency.Limits{MaxKeys: 1 << 30, MaxKeysPerCaller: 1 << 30, MaxBytes: 1 << 40, MaxBytesPerCaller: 1 << 40}
 
 // BenchmarkDispatch measures the dispatcher's own cost on a handler that
-// does nothing: lookup, validation of {}, budget, breaker, slot, timeout,
+// does nothing: lookup, validation (of {}: the verdict taken at load;
+// no-key-args: decoded and validated), budget, breaker, slot, timeout,
 // events (no subscriber).
 func BenchmarkDispatch(b *testing.B) {
 	d := New(newRegistry(b, toolSpec{name: "noop", handler: noop}), Config{IdempotencyLimits: roomy})
@@ -35,6 +36,17 @@ func benchCalls(b *testing.B, d *Dispatcher, ctx context.Context) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := d.Call(ctx, Call{Tool: "noop", Args: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// no-key-args: arguments to decode and validate, where {} has its
+	// verdict taken at load.
+	withArgs := json.RawMessage(`{"text":"hello, world","n":3}`)
+	b.Run("no-key-args", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := d.Call(ctx, Call{Tool: "noop", Args: withArgs}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -19,11 +19,17 @@ func (t *Tool) precheck(args []byte) error {
 			"the key %q appears more than once in this object; parsers disagree on which value counts, so the schema may check one and the tool read another: name each key once", s.dupKey)}
 	}
 	if w := t.cost.work(s.perDepth); w > MaxValidationWork {
-		return &SchemaError{Tool: t.Name, Reason: fmt.Sprintf(
-			"checking these arguments against the tool's input schema could take more than %d subschema applications (%d values); send fewer values",
-			MaxValidationWork, s.values)}
+		return t.costError(s.values)
 	}
 	return nil
+}
+
+// costError refuses arguments of values values whose validation could
+// take more than MaxValidationWork subschema applications.
+func (t *Tool) costError(values int) error {
+	return &SchemaError{Tool: t.Name, Reason: fmt.Sprintf(
+		"checking these arguments against the tool's input schema could take more than %d subschema applications (%d values); send fewer values",
+		MaxValidationWork, values)}
 }
 
 // argScan is what one pass over the arguments found.

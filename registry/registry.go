@@ -114,6 +114,11 @@ type Tool struct {
 
 	input *jsonschema.Schema
 	cost  costProfile // set with input
+	// emptyArgs is the verdict on arguments {} (nil: valid), taken when
+	// input is set (emptyChecked): a tool called without arguments, as
+	// many are on every call, is not decoded and validated each time.
+	emptyArgs    *SchemaError
+	emptyChecked bool
 }
 
 // Module identifies the code that serves a tool.

@@ -77,7 +77,27 @@ func (t *Tool) prepare() error {
 	if out != nil {
 		t.OutputSchema = out
 	}
+	t.checkEmptyArgs()
 	return nil
+}
+
+// checkEmptyArgs takes the verdict on arguments {} once: it depends on
+// nothing but the schema (and the tool's name, in the message), which
+// never change after New.
+func (t *Tool) checkEmptyArgs() {
+	err := t.validate([]byte("{}"))
+	se, ok := err.(*SchemaError)
+	if err != nil && !ok {
+		return // every verdict is a *SchemaError; if not, validate each time
+	}
+	t.emptyArgs, t.emptyChecked = se, true
+}
+
+// emptyObject reports whether args are {} (or empty, which counts as {}),
+// whitespace around them aside.
+func emptyObject(args []byte) bool {
+	a := bytes.TrimSpace(args)
+	return len(a) == 0 || string(a) == "{}"
 }
 
 func normalize(tool, which string, raw []byte) ([]byte, error) {
@@ -112,6 +132,18 @@ var printer = message.NewPrinter(language.English)
 // Validate checks args against the tool's input schema. Empty args count as
 // {}. The error is a *SchemaError naming the deepest failing path.
 func (t *Tool) Validate(args []byte) error {
+	if t.emptyChecked && emptyObject(args) {
+		if t.emptyArgs == nil {
+			return nil
+		}
+		e := *t.emptyArgs // the caller's own copy
+		return &e
+	}
+	return t.validate(args)
+}
+
+// validate is Validate without the verdict on {} taken at load.
+func (t *Tool) validate(args []byte) error {
 	inst, err := t.readArgs(args)
 	if err != nil {
 		return err
@@ -130,6 +162,14 @@ func (t *Tool) readArgs(args []byte) (any, error) {
 	if !utf8.Valid(args) {
 		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid UTF-8"}
 	}
+	if inst, work, values, ok := t.decodeArgs(args); ok {
+		if work > MaxValidationWork {
+			return nil, t.costError(values)
+		}
+		return inst, nil
+	}
+	// Not JSON, or a key named twice: the two-pass reading names the
+	// problem (and the first of several) as it always has.
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return nil, &SchemaError{Tool: t.Name, Reason: "arguments are not valid JSON: " + err.Error()}

@@ -27,8 +27,26 @@ type key struct{}
 
 // With returns ctx carrying a fresh Stats, and the Stats.
 func With(ctx context.Context) (context.Context, *Stats) {
-	s := &Stats{}
-	return context.WithValue(ctx, key{}, s), s
+	c := &statsCtx{Context: ctx}
+	return c, &c.stats
+}
+
+// statsCtx is a context carrying its attempt's Stats: one allocation per
+// attempt where context.WithValue and a separate Stats made two (every
+// dispatch pays it). Everything but the Stats' key goes to the parent, so
+// the context package still finds the parent's cancellation (a context
+// derived from this one starts no goroutine to watch it).
+type statsCtx struct {
+	context.Context
+	stats Stats
+}
+
+// Value returns the Stats for their key, else the parent's value.
+func (c *statsCtx) Value(k any) any {
+	if k == (key{}) {
+		return &c.stats
+	}
+	return c.Context.Value(k)
 }
 
 // From returns the Stats ctx carries, or nil.
