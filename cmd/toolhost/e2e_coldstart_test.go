@@ -146,22 +146,19 @@ func TestE2EColdStartStdio(t *testing.T) {
 	plugins := testwasm.Dir(t, append(embedded(t, testwasm.Go(t, "./tools-src/text")), testwasm.WAT(t, "host/testdata/wat/echo.wat"))...)
 	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")
 	srv.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`)
-	if line := srv.recv(); !strings.Contains(line, `"protocolVersion":"2025-11-25"`) {
+	if line := srv.answer(); !strings.Contains(line, `"protocolVersion":"2025-11-25"`) {
 		t.Fatalf("initialize: %s", line)
 	}
 	srv.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	srv.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	line := srv.recv()
+	line := srv.answer()
 	for _, want := range []string{`"text_count"`, `"text_slug"`, `"wat_echo"`} {
 		if !strings.Contains(line, want) {
 			t.Fatalf("first tools/list lacks %s: %s\n%s", want, line, srv.stderr.String())
 		}
 	}
 	srv.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"text_count","arguments":{"text":"a b c"}}}`)
-	line = srv.recv()
-	for strings.Contains(line, `"method":"notifications/`) {
-		line = srv.recv() // list_changed, say: not the answer
-	}
+	line = srv.answer()
 	if !strings.Contains(line, `\"words\":3`) || strings.Contains(line, `"isError":true`) {
 		t.Fatalf("text_count at once: %s\n%s", line, srv.stderr.String())
 	}

@@ -127,3 +127,16 @@ func (s *stdioServer) recv() string {
 	}
 	return line
 }
+
+// answer is the next line that is not a notification: a server that
+// answers initialize before every module is listed sends
+// notifications/tools/list_changed whenever one is, between any two
+// answers.
+func (s *stdioServer) answer() string {
+	s.t.Helper()
+	for {
+		if line := s.recv(); !strings.Contains(line, `"method":"notifications/`) {
+			return line
+		}
+	}
+}
