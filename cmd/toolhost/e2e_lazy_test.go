@@ -113,7 +113,7 @@ func TestE2ELazyServeListensBeforeColdModules(t *testing.T) {
 func TestE2ELazyStdioWaitsForTheListing(t *testing.T) {
 	plugins := testwasm.Dir(t, testwasm.Go(t, "./tools-src/text"))
 	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")
-	send, recv := srv.send, srv.recv
+	send, recv := srv.send, srv.answer
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`)
 	recv()
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
