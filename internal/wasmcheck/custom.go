@@ -75,18 +75,13 @@ func customSections(wasm []byte, name string) ([]customSection, error) {
 	top := &wreader{b: wasm, off: 8}
 	for top.off < len(top.b) {
 		head := top.off
-		id, _ := top.byte()
-		size, err := top.u32()
-		if err == nil {
-			err = top.skip(size)
-		}
+		id, sec, err := top.section()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s section: declares %d bytes, %d remain", errMalformed, sectionName(id), size, len(wasm)-head)
+			return nil, err
 		}
 		if id != 0 {
 			continue
 		}
-		sec := &wreader{b: wasm[top.off-int(size) : top.off]}
 		n, err := sec.str()
 		if err != nil {
 			return nil, fmt.Errorf("%w: custom section: %v", errMalformed, err)

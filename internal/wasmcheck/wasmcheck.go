@@ -53,15 +53,10 @@ func Check(wasm []byte) ([]byte, error) {
 	var cost hostCost
 	for top.off < len(top.b) {
 		head := top.off
-		id, _ := top.byte()
-		size, err := top.u32()
-		if err == nil {
-			err = top.skip(size)
-		}
+		id, sec, err := top.section()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s section: declares %d bytes, %d remain", errMalformed, sectionName(id), size, len(wasm)-head)
+			return nil, err
 		}
-		sec := &wreader{b: wasm[top.off-int(size) : top.off]}
 		if err := checkSection(id, sec, &tables, &cost); err != nil {
 			var over *overLimit
 			if errors.As(err, &over) {
@@ -337,4 +332,20 @@ func checkData(r *wreader) error {
 		return err
 	}
 	return r.vec("data segment")
+}
+
+// section reads the next section of the module at r: its id and a reader
+// over its body, r moved past it; a size that runs past the end is
+// errMalformed.
+func (r *wreader) section() (byte, *wreader, error) {
+	head := r.off
+	id, _ := r.byte()
+	size, err := r.u32()
+	if err == nil {
+		err = r.skip(size)
+	}
+	if err != nil {
+		return id, nil, fmt.Errorf("%w: %s section: declares %d bytes, %d remain", errMalformed, sectionName(id), size, len(r.b)-head)
+	}
+	return id, &wreader{b: r.b[r.off-int(size) : r.off]}, nil
 }

@@ -166,18 +166,7 @@ func plainText(n *html.Node) string {
 		}
 	}
 	walk(n)
-	lines := strings.Split(b.String(), "\n")
-	out := make([]string, 0, len(lines))
-	blank := true
-	for _, l := range lines {
-		l = strings.Join(strings.Fields(l), " ")
-		if l == "" && blank {
-			continue
-		}
-		blank = l == ""
-		out = append(out, l)
-	}
-	return strings.TrimSpace(strings.Join(out, "\n")) + "\n"
+	return collapse(b.String())
 }
 
 var block = map[string]bool{

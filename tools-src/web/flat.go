@@ -57,7 +57,7 @@ func flatText(text string) (content, title string) {
 }
 
 // collapse joins each line's words with single spaces and drops runs of
-// blank lines, as plainText does.
+// blank lines: the last step of plainText and of the flat reading.
 func collapse(s string) string {
 	lines := strings.Split(s, "\n")
 	out := make([]string, 0, len(lines))
