@@ -57,6 +57,7 @@ type Store struct {
 	once    sync.Once
 
 	mu        sync.Mutex
+	closed    bool // Close has begun: no new resync may start
 	listeners []func(tool string)
 	pending   []string            // notices not yet passed on, oldest first
 	queued    map[string]struct{} // the tools in pending
@@ -124,11 +125,21 @@ func (s *Store) Remaining(tool string) (time.Duration, error) {
 	return redisconn.Duration(ms, time.Millisecond), nil
 }
 
-// OnOpened implements breaker.Shared.
+// OnOpened implements breaker.Shared. The new listener is also given a
+// notice for every opening already in Redis: the scan that follows the
+// subscription may have run before anyone listened (New subscribes before
+// its caller can register), and a replica that starts after an opening
+// must still refuse the tool.
 func (s *Store) OnOpened(f func(tool string)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listeners = append(s.listeners, f)
+	if !s.closed {
+		// Under mu and before Close: listen, publish and pass still
+		// run, so the WaitGroup's count is above zero here.
+		s.done.Add(1)
+		go s.resync(f)
+	}
 }
 
 // LocalDecisions is how many times a breaker ended a cool-down on its own
@@ -148,6 +159,9 @@ func (s *Store) DroppedNotices() int64 { return s.dropped.Load() }
 func (s *Store) Close() error {
 	var err error
 	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
 		close(s.stop)
 		err = s.sub.Close()
 		s.done.Wait()
@@ -184,7 +198,7 @@ func (s *Store) listen() {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				s.done.Add(1)
-				go s.resync()
+				go s.resync(nil)
 			}
 		case *redis.Message:
 			// "from\nms\ntool": ms is ignored, the key is read instead.
@@ -277,9 +291,10 @@ func (s *Store) deliver(tool string) {
 	}
 }
 
-// resync gives the listeners a notice for every tool whose key is in
-// Redis now; they read the keys of the tools they serve.
-func (s *Store) resync() {
+// resync gives a notice for every tool whose key is in Redis now to only
+// (or, when nil, to every listener); they read the keys of the tools they
+// serve.
+func (s *Store) resync(only func(tool string)) {
 	defer s.done.Done()
 	prefix := s.key("")
 	var cursor uint64
@@ -299,7 +314,12 @@ func (s *Store) resync() {
 			return // Redis went away again; the next subscription scans anew
 		}
 		for _, k := range keys {
-			if tool := strings.TrimPrefix(k, prefix); validName(tool) {
+			tool := strings.TrimPrefix(k, prefix)
+			switch {
+			case !validName(tool):
+			case only != nil:
+				only(tool)
+			default:
 				s.deliver(tool)
 			}
 		}
