@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/internal/testwasm"
+)
+
+// TestNewProjectServed: `toolhost new` writes a project outside the
+// repository in each language; its make test passes, and its make builds
+// the module into the folder of a running server, which lists the tool
+// (after tools/list_changed) and calls it: a result and the tool's own
+// schema error.
+func TestNewProjectServed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds tool modules from scratch")
+	}
+	root := testwasm.Root(t)
+	plugins := t.TempDir()
+	srv := startServer(t, plugins)
+	changed := make(chan struct{}, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-new", Version: "test"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	for _, tc := range []struct{ name, lang, needs string }{
+		{"greet", "go", "go"},
+		{"wc", "c", "clang"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.needs); err != nil {
+				if os.Getenv("CI") != "" {
+					t.Fatalf("%s not found (.ci/run installs it)", tc.needs)
+				}
+				t.Skipf("%s not found: install it to build a %s project", tc.needs, tc.lang)
+			}
+			dir := filepath.Join(t.TempDir(), tc.name)
+			out, errOut, code := runBinary(t, nil, "new", tc.name, "--lang", tc.lang, "--dir", dir,
+				"--plugins", plugins, "--sdk", filepath.Join(root, "abi", "guest"))
+			if code != 0 {
+				t.Fatalf("new: exit %d: %s%s", code, out, errOut)
+			}
+			// The Go project's build must not reach the network for the
+			// SDK (its go.mod replaces it with the checkout's).
+			env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+			for _, target := range []string{"test", "install"} {
+				mk := exec.Command("make", "-C", dir, target)
+				mk.Env = env
+				if b, err := mk.CombinedOutput(); err != nil {
+					t.Fatalf("make %s: %v\n%s", target, err, b)
+				}
+			}
+			tool := tc.name + ".run"
+			for !listed(t, cs, tool) {
+				select {
+				case <-changed:
+				case <-time.After(2 * time.Minute):
+					t.Fatalf("%s not listed after make put it in the plugins folder:\n%s", tool, srv.stderr.String())
+				}
+			}
+			res := callTool(t, cs, tool, map[string]any{"text": "hello tool host", "upper": true}, nil)
+			if res.IsError || !strings.Contains(textOf(res), `"HELLO TOOL HOST"`) || !strings.Contains(textOf(res), `"words":3`) {
+				t.Fatalf("%s = %s", tool, textOf(res))
+			}
+			res = callTool(t, cs, tool, map[string]any{"text": "  "}, nil)
+			if de := envelope(t, res); de.Kind != "schema" || !strings.Contains(de.Message, "text is empty") {
+				t.Fatalf("%s of a blank text = %+v, want its schema error", tool, de)
+			}
+		})
+	}
+}
+
+// listed reports whether the server lists the tool (by its wire name).
+func listed(t *testing.T, cs *mcp.ClientSession, tool string) bool {
+	t.Helper()
+	wire := strings.ReplaceAll(tool, ".", "_")
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range res.Tools {
+		if x.Name == wire {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/internal/scaffold"
+)
+
+func newNewCmd() *cobra.Command {
+	var lang, dir, plugins, sdk string
+	cmd := &cobra.Command{
+		Use:   "new NAME",
+		Short: "Start a tool project outside the repository: one tool, its test and a Makefile",
+		Long: `new writes a folder (NAME, or --dir) holding a tool module in one language:
+the tool NAME.run, a test of its logic, and a Makefile whose default target
+builds NAME.wasm, embeds its manifest with this toolhost binary and drops it
+into the plugins folder (a temporary name, then a rename), where a running
+serve picks it up. make test runs the tests natively. Languages: ` + strings.Join(scaffold.Langs, ", ") + `.
+
+A Go project requires the guest SDK module github.com/toolhost/toolhost/abi/guest
+` + scaffold.SDKVersion + ` from the module proxy; --sdk DIR replaces it with a local copy
+(abi/guest of a toolhost checkout).`,
+		Example: `  toolhost new greet --lang go --plugins ./plugins && make -C greet
+  toolhost new wc --lang c --plugins /srv/toolhost/plugins`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o := scaffold.Options{Name: args[0], Lang: lang, Dir: dir}
+			if o.Dir == "" {
+				o.Dir = args[0]
+			}
+			var err error
+			if o.Plugins, err = filepath.Abs(plugins); err != nil {
+				return err
+			}
+			if o.Toolhost, err = os.Executable(); err != nil {
+				o.Toolhost = "toolhost"
+			}
+			if sdk != "" {
+				if o.SDK, err = filepath.Abs(sdk); err != nil {
+					return err
+				}
+				if _, err := os.Stat(filepath.Join(o.SDK, "go.mod")); err != nil {
+					cmd.PrintErrf("--sdk %s: not a Go module folder (want abi/guest of a toolhost checkout)\n", sdk)
+					return &exitError{code: 2}
+				}
+			}
+			written, err := scaffold.Write(o)
+			if err != nil {
+				cmd.PrintErrln("new:", err)
+				return &exitError{code: 2}
+			}
+			for _, p := range written {
+				cmd.Println(p)
+			}
+			cmd.Printf("\nmake -C %s       builds %s.wasm into %s\nmake -C %s test  runs its tests\n", o.Dir, o.Name, o.Plugins, o.Dir)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&lang, "lang", "go", "the tool's language: "+strings.Join(scaffold.Langs, ", "))
+	cmd.Flags().StringVar(&dir, "dir", "", "the folder to write (default NAME); must not exist or be empty")
+	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "the plugins folder the project's make installs into")
+	cmd.Flags().StringVar(&sdk, "sdk", "", "Go: a local copy of the guest SDK module to build against (abi/guest of a toolhost checkout)")
+	return cmd
+}

@@ -1,0 +1,107 @@
+package scaffold_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/internal/scaffold"
+)
+
+// The C template's header is a copy of abi/c/toolhost.h, refreshed by make
+// abi-bundle: a project must start from the current SDK.
+func TestHeaderIsCurrent(t *testing.T) {
+	want, err := os.ReadFile("../../abi/c/toolhost.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("templates/c/toolhost.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("internal/scaffold/templates/c/toolhost.h differs from abi/c/toolhost.h: run make abi-bundle")
+	}
+}
+
+// Every language's files are written with each placeholder filled in and
+// the project's name in file names and tool names.
+func TestWriteFillsEveryPlaceholder(t *testing.T) {
+	for _, lang := range scaffold.Langs {
+		for _, sdk := range []string{"", "/src/toolhost/abi/guest"} {
+			dir := filepath.Join(t.TempDir(), "p")
+			written, err := scaffold.Write(scaffold.Options{Name: "my_tool", Lang: lang, Dir: dir,
+				Plugins: "/srv/plugins", Toolhost: "/usr/bin/toolhost", SDK: sdk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range written {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(b), "{{") && filepath.Base(p) != "toolhost.h" {
+					t.Errorf("%s/%s: a placeholder is left: %s", lang, filepath.Base(p), b)
+				}
+				if strings.Contains(filepath.Base(p), "NAME") {
+					t.Errorf("%s: file name not filled in: %s", lang, p)
+				}
+			}
+			mk, err := os.ReadFile(filepath.Join(dir, "Makefile"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"PLUGINS  ?= /srv/plugins", "TOOLHOST ?= /usr/bin/toolhost", "my_tool.wasm"} {
+				if !strings.Contains(string(mk), want) {
+					t.Errorf("%s Makefile lacks %q", lang, want)
+				}
+			}
+			if lang == "go" {
+				mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+				hasReplace := strings.Contains(string(mod), "replace github.com/toolhost/toolhost/abi/guest => "+sdk)
+				if hasReplace != (sdk != "") || !strings.Contains(string(mod), "abi/guest "+scaffold.SDKVersion) {
+					t.Errorf("go.mod with sdk %q:\n%s", sdk, mod)
+				}
+			}
+		}
+	}
+}
+
+// Bad options are refused with an error of their own, and nothing is
+// written over an existing project.
+func TestWriteRefuses(t *testing.T) {
+	base := scaffold.Options{Name: "ok", Lang: "go", Plugins: "/p", Toolhost: "toolhost"}
+	for _, name := range []string{"", "Upper", "1st", "has-dash", "has.dot", strings.Repeat("a", 65)} {
+		o := base
+		o.Name, o.Dir = name, filepath.Join(t.TempDir(), "x")
+		if _, err := scaffold.Write(o); !errors.Is(err, scaffold.ErrName) {
+			t.Errorf("name %q: %v, want ErrName", name, err)
+		}
+		if _, err := os.Stat(o.Dir); err == nil {
+			t.Errorf("name %q: %s was created", name, o.Dir)
+		}
+	}
+	o := base
+	o.Lang, o.Dir = "cobol", filepath.Join(t.TempDir(), "x")
+	var le *scaffold.LangError
+	if _, err := scaffold.Write(o); !errors.As(err, &le) || le.Lang != "cobol" {
+		t.Errorf("lang cobol: %v, want a LangError", err)
+	}
+
+	o = base
+	o.Dir = t.TempDir()
+	keep := filepath.Join(o.Dir, "main.go")
+	if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ee *scaffold.ExistsError
+	if _, err := scaffold.Write(o); !errors.As(err, &ee) {
+		t.Fatalf("existing folder: %v, want an ExistsError", err)
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "mine" {
+		t.Fatal("a file of an existing folder was overwritten")
+	}
+}
