@@ -33,14 +33,14 @@ import (
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/hostconf"
 )
 
 // Config is a parsed config file. A zero field (a nil pointer) was not set
 // in the file: it keeps the default of the layer it configures.
 //
 // Where a layer's own type can hold a section, the checker fills that type
-// (breaker.Settings, host.Limits, governor.Config, access.Rule), writing
+// (breaker.Settings, hostconf.Limits, governor.Config, access.Rule), writing
 // the layer's spelling of each value: a jitter or throttle_reserve of 0
 // ("none") is stored as -1, because both layers read 0 as "the default".
 // The config-side types that remain say why in their doc comments.
@@ -55,7 +55,7 @@ type Config struct {
 	// Limits is the [limits] section: defaults for every call. Memory is
 	// in [MinMemory, MaxMemory]; Output and Log are at least 1 byte and
 	// below 4 GiB.
-	Limits host.Limits
+	Limits hostconf.Limits
 	// Tools are the [tools."NAME"] sections, by tool name. Every name
 	// matches ^[A-Za-z0-9_.-]{1,128}$.
 	Tools map[string]Tool
@@ -80,7 +80,7 @@ type Config struct {
 	// Reuse is the [reuse] section (see reuse.go): the bounds of warm
 	// instances. Its zero fields were not set; Off is never set by the
 	// file (serve --reuse=never is the switch).
-	Reuse host.Reuse
+	Reuse hostconf.Reuse
 	// Runtime is the [runtime] section (see runtime.go): lazy modules,
 	// resident code and fresh-instance admission.
 	Runtime Runtime
@@ -126,7 +126,7 @@ type Tool struct {
 	// Concurrency (concurrency) caps this tool's executions in flight.
 	Concurrency int
 	// Limits (memory, output, log) replace [limits] for this tool.
-	Limits host.Limits
+	Limits hostconf.Limits
 	// Breaker ([tools."NAME".breaker]) replaces [breaker] field by field:
 	// its zero fields were not set; Jitter is -1 for jitter = 0.
 	Breaker breaker.Settings
@@ -202,9 +202,9 @@ func Parse(name string, data []byte) (*Config, error) {
 // HostLimits returns the [limits] section: the runtime-wide limits for
 // host.Config.Limits. Zero fields were not set (the host's defaults apply).
 // A nil Config returns zero Limits.
-func (c *Config) HostLimits() host.Limits {
+func (c *Config) HostLimits() hostconf.Limits {
 	if c == nil {
-		return host.Limits{}
+		return hostconf.Limits{}
 	}
 	return c.Limits
 }

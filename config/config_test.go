@@ -17,7 +17,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/hostconf"
 )
 
 const fullFile = `# toolhost config: every key
@@ -67,14 +67,14 @@ func TestParseFull(t *testing.T) {
 	want := &Config{
 		Dispatch: Dispatch{Concurrency: 8, GlobalConcurrency: 64, QueueTimeout: 30 * time.Second, IdempotencyTTL: time.Minute},
 		Breaker:  breaker.Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.25, Probes: 2},
-		Limits:   host.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536},
+		Limits:   hostconf.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536},
 		Tools: map[string]Tool{
 			"db.write": {
 				Timeout: 5 * time.Second, Idempotent: ptr(false), ReadOnly: ptr(false), Concurrency: 2,
-				Limits:  host.Limits{MemoryBytes: 32 << 20, OutputBytes: 256 << 10},
+				Limits:  hostconf.Limits{MemoryBytes: 32 << 20, OutputBytes: 256 << 10},
 				Breaker: breaker.Settings{Failures: 3, Cooldown: time.Minute, Jitter: -1}, // jitter = 0: none
 			},
-			"text.upper": {Timeout: 250 * time.Millisecond, ReadOnly: ptr(true), Limits: host.Limits{LogBytes: 4000}},
+			"text.upper": {Timeout: 250 * time.Millisecond, ReadOnly: ptr(true), Limits: hostconf.Limits{LogBytes: 4000}},
 			"math.add":   {Idempotent: ptr(true)},
 		},
 	}
@@ -86,7 +86,7 @@ func TestParseFull(t *testing.T) {
 		t.Errorf("ToolNames = %q", got)
 	}
 
-	if got, want := c.HostLimits(), (host.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536}); got != want {
+	if got, want := c.HostLimits(), (hostconf.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536}); got != want {
 		t.Errorf("HostLimits = %+v, want %+v", got, want)
 	}
 
@@ -103,7 +103,7 @@ func TestParseEmptyAndPartial(t *testing.T) {
 		if !reflect.DeepEqual(c, &Config{}) {
 			t.Errorf("Parse(%q) is not empty: %+v", src, c)
 		}
-		if c.HostLimits() != (host.Limits{}) || len(c.ToolNames()) != 0 || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) {
+		if c.HostLimits() != (hostconf.Limits{}) || len(c.ToolNames()) != 0 || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) {
 			t.Errorf("Parse(%q) is not empty: %+v", src, c)
 		}
 	}
@@ -123,7 +123,7 @@ func TestParseEmptyAndPartial(t *testing.T) {
 
 func TestNilConfig(t *testing.T) {
 	var c *Config
-	if c.HostLimits() != (host.Limits{}) || c.ToolNames() != nil || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) ||
+	if c.HostLimits() != (hostconf.Limits{}) || c.ToolNames() != nil || !reflect.DeepEqual(c.GovernorConfig(), governor.Config{}) ||
 		c.EgressGrants() != nil || c.OAuthConfig() != nil || c.Prefixes() != nil {
 		t.Error("nil Config is not empty")
 	}

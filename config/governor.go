@@ -9,18 +9,18 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/hostconf"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 
 // Grant is a [grants."MODULE.wasm"] section: what one module's egress may
-// reach. The embedded toolhostv1.Grant holds every key but the headers, whose
+// reach. The embedded hostconf.Grant holds every key but the headers, whose
 // values are Secrets: they stay redacted wherever a Config is printed, and
 // references are resolved after parsing (see secret.go). EgressGrants puts
-// their values into the toolhostv1.Grant.
+// their values into the hostconf.Grant.
 type Grant struct {
 	// Grant's Headers stay nil here.
-	toolhostv1.Grant
+	hostconf.Grant
 	// Headers ([grants."MODULE.wasm".headers."HOST"]) are injected per
 	// host pattern.
 	Headers map[string]map[string]Secret
@@ -47,11 +47,11 @@ func (c *Config) GovernorConfig() governor.Config {
 // EgressGrants returns the [grants."MODULE.wasm"] sections for
 // toolhostv1.Egress.Grants, with their header secrets' values. A nil Config
 // returns nil.
-func (c *Config) EgressGrants() map[string]toolhostv1.Grant {
+func (c *Config) EgressGrants() map[string]hostconf.Grant {
 	if c == nil || len(c.Grants) == 0 {
 		return nil
 	}
-	out := make(map[string]toolhostv1.Grant, len(c.Grants))
+	out := make(map[string]hostconf.Grant, len(c.Grants))
 	for name, g := range c.Grants {
 		hg := g.Grant
 		hg.Hosts, hg.Methods, hg.Schemes = slices.Clone(hg.Hosts), slices.Clone(hg.Methods), slices.Clone(hg.Schemes)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/hostconf"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 )
 
@@ -75,11 +76,11 @@ func TestParseGovernor(t *testing.T) {
 	g.Close()
 
 	grants := c.EgressGrants()
-	wantGrant := toolhostv1.Grant{Hosts: []string{"api.github.com", "*.githubusercontent.com", "127.0.0.1:8080"},
+	wantGrant := hostconf.Grant{Hosts: []string{"api.github.com", "*.githubusercontent.com", "127.0.0.1:8080"},
 		Methods: []string{"GET", "POST"}, Schemes: []string{"https", "http"}, MaxRequestBytes: 64 << 10, MaxResponseBytes: 2 << 20,
 		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 		Headers:       map[string]map[string]string{"api.github.com": {"Authorization": "Bearer ghp_example", "X-GitHub-Api-Version": "2022-11-28"}}}
-	if !reflect.DeepEqual(grants, map[string]toolhostv1.Grant{"fetch.wasm": wantGrant}) {
+	if !reflect.DeepEqual(grants, map[string]hostconf.Grant{"fetch.wasm": wantGrant}) {
 		t.Fatalf("EgressGrants:\n got %+v\nwant %+v", grants["fetch.wasm"], wantGrant)
 	}
 	rt, err := host.New(context.Background(), host.Config{CacheDir: "off", Egress: toolhostv1.Egress{Grants: grants}})

@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/hostconf"
 )
 
 // parse turns src into a Config, or the first (nearest the top) *Error.
@@ -221,7 +221,7 @@ func (p *checker) breaker(path []string, t map[string]any, b *breaker.Settings) 
 	)
 }
 
-func (p *checker) limitFields(l *host.Limits) []field {
+func (p *checker) limitFields(l *hostconf.Limits) []field {
 	return []field{
 		{"memory", func(path []string, v any) {
 			if n, ok := p.size(path, v, MinMemory, MaxMemory,

@@ -1,14 +1,14 @@
 package config
 
 import (
-	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/hostconf"
 )
 
 // MinReuseMemoryMark is the smallest memory_high_water accepted: one
 // WebAssembly page.
 const MinReuseMemoryMark = 64 << 10
 
-// reuseSection checks the [reuse] section into host.Reuse: the bounds of
+// reuseSection checks the [reuse] section into hostconf.Reuse: the bounds of
 // warm instances, for the tools whose manifests allow them. A tool or
 // module turns reuse off with reuse = false in its [tools."NAME"] or
 // [modules."MODULE.wasm"] section.
@@ -35,9 +35,9 @@ func (p *checker) reuseSection(path []string, v any, c *Config) {
 // HostReuse returns the [reuse] section for host.Config.Reuse. Zero fields
 // were not set (the host's defaults apply). A nil Config returns the zero
 // value.
-func (c *Config) HostReuse() host.Reuse {
+func (c *Config) HostReuse() hostconf.Reuse {
 	if c == nil {
-		return host.Reuse{}
+		return hostconf.Reuse{}
 	}
 	return c.Reuse
 }

@@ -70,7 +70,7 @@ func (m *Module) Do(ctx context.Context, req Request) (json.RawMessage, error) {
 
 func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error) {
 	tool, args := req.Tool, req.Args
-	lim := req.Limits.withDefaults(m.rt.cfg.Limits)
+	lim := limitsWithDefaults(req.Limits, m.rt.cfg.Limits)
 	// The ABI promises the guest a JSON object or nothing (docs/ABI.md).
 	// Arguments of white space only are nothing. Arguments that are not
 	// UTF-8 are no JSON text at all, yet pass schema validation

@@ -1,22 +1,14 @@
 package host
 
-// Limits bound what one call may use. A zero field means "inherit": from the
-// Runtime's Config, then from the package defaults.
-type Limits struct {
-	// MemoryBytes caps the instance's linear memory; memory.grow past it
-	// fails inside the guest (a Go guest then dies with "out of memory",
-	// which the caller sees as an internal error).
-	MemoryBytes uint64
-	// OutputBytes caps the response JSON; a larger response is an internal
-	// error, not a truncated result.
-	OutputBytes uint32
-	// LogBytes caps what the guest may write to stdout and stderr in one
-	// call. What fits is logged as one line; the rest is counted and
-	// dropped.
-	LogBytes int
-}
+import "github.com/toolhost/toolhost/hostconf"
 
-func (l Limits) withDefaults(base Limits) Limits {
+// Limits bound what one call may use (hostconf.Limits: the config file
+// checker fills it in without linking WebAssembly).
+type Limits = hostconf.Limits
+
+// limitsWithDefaults fills l's zero fields from base, then from the
+// package defaults.
+func limitsWithDefaults(l, base Limits) Limits {
 	if l.MemoryBytes == 0 {
 		l.MemoryBytes = base.MemoryBytes
 	}
@@ -42,5 +34,5 @@ func (l Limits) withDefaults(base Limits) Limits {
 // runtime's configuration and the package defaults: the limits a call with
 // lim actually runs under.
 func (m *Module) EffectiveLimits(lim Limits) Limits {
-	return lim.withDefaults(m.rt.cfg.Limits)
+	return limitsWithDefaults(lim, m.rt.cfg.Limits)
 }

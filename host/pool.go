@@ -83,7 +83,7 @@ type warmInstance struct {
 }
 
 func newWarmPools(cfg Reuse, logger *slog.Logger) *warmPools {
-	return &warmPools{cfg: cfg.withDefaults(), logger: logger, pools: map[poolKey]*pool{},
+	return &warmPools{cfg: reuseWithDefaults(cfg), logger: logger, pools: map[poolKey]*pool{},
 		perTool: map[toolKey]int{}, live: map[*modWarm]struct{}{}, retired: map[string]uint64{}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/hostconf"
 )
 
 // Defaults for Reuse fields left at zero.
@@ -17,36 +18,12 @@ const (
 	DefaultReuseMemoryMark  = 32 << 20
 )
 
-// Reuse configures warm instances: tools whose manifest says "instances":
-// "reuse" may serve a caller's calls from instances kept between that
-// caller's calls (see Request.Reuse). The zero value turns reuse on with
-// every bound at its default.
-type Reuse struct {
-	// Off turns reuse off everywhere (serve --reuse=never): every call
-	// gets a fresh instance, whatever the manifests say.
-	Off bool
-	// MaxPerTool bounds the warm instances one tool holds, all callers
-	// together, in a call, idle or being warmed; 0 means 8. A call that
-	// finds none of its caller's idle and no room runs in a one-off fresh
-	// instance, after the tool's least recently used idle instance (of
-	// any caller) has been retired to make room, when there is one.
-	MaxPerTool int
-	// MaxTotal bounds the warm instances of every tool together; 0 means
-	// 64. Room is made as for MaxPerTool.
-	MaxTotal int
-	// MaxUses retires an instance after this many calls; 0 means 1000.
-	MaxUses int
-	// IdleTimeout retires an instance idle this long; 0 means 60 s.
-	IdleTimeout time.Duration
-	// MemoryHighWater retires an instance whose linear memory has grown
-	// past it (checked after each call); 0 means 32 MiB.
-	MemoryHighWater uint64
-	// Now is the clock idle time is measured with; nil means time.Now.
-	// Tests inject one.
-	Now func() time.Time
-}
+// Reuse configures warm instances (hostconf.Reuse: the config file
+// checker fills it in without linking WebAssembly).
+type Reuse = hostconf.Reuse
 
-func (c Reuse) withDefaults() Reuse {
+// reuseWithDefaults fills c's zero bounds with the package defaults.
+func reuseWithDefaults(c Reuse) Reuse {
 	if c.MaxPerTool <= 0 {
 		c.MaxPerTool = DefaultReuseMaxPerTool
 	}

@@ -107,7 +107,7 @@ type Runtime struct {
 // stops guest code even in a hot loop), and WASI preview 1 and
 // toolhost_v1 instantiated once for every module to import.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	cfg.Limits = cfg.Limits.withDefaults(Limits{})
+	cfg.Limits = limitsWithDefaults(cfg.Limits, Limits{})
 	if cfg.DescribeTimeout <= 0 {
 		cfg.DescribeTimeout = DefaultDescribeTimeout
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/hostconf"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 
@@ -41,32 +42,9 @@ type EgressGovernor interface {
 	ReportHost(ctx context.Context, hostname, port string, status int, retryAfter time.Duration)
 }
 
-// Grant is what one module may reach. Zero fields take the documented
-// defaults; Hosts has none: a grant without hosts reaches nothing.
-type Grant struct {
-	// Hosts are the host patterns a request (and every redirect hop) may
-	// go to: exact names or IP literals, or "*.suffix"; optionally with
-	// ":PORT".
-	Hosts []string
-	// Methods are the HTTP methods allowed; empty means GET and HEAD.
-	Methods []string
-	// Schemes are the URL schemes allowed; empty means https only (an
-	// injected API key must not cross the network in clear).
-	Schemes []string
-	// MaxRequestBytes caps a request body; 0 means 1 MiB.
-	MaxRequestBytes int64
-	// MaxResponseBytes caps a response body; 0 means 1 MiB.
-	MaxResponseBytes int64
-	// Headers are injected into requests to hosts matching each pattern
-	// (the most specific pattern wins), replacing any header of the same
-	// name the guest set. The guest never sees them.
-	Headers map[string]map[string]string
-	// AllowNetworks are address ranges a request may dial although they
-	// are loopback, private, link-local, metadata or otherwise not
-	// public. Without them such addresses are refused, whatever name led
-	// there.
-	AllowNetworks []netip.Prefix
-}
+// Grant is what one module may reach (hostconf.Grant: the config file
+// checker fills it in without linking WebAssembly).
+type Grant = hostconf.Grant
 
 // Defaults for Grant fields left at zero.
 const (
