@@ -1,7 +1,8 @@
 // Package console serves the operator's web console at /ui: a read-only
 // view of the tools (every module file and its state), circuit breakers,
 // governor quotas and live calls, rendered on the server with
-// html/template and refreshed by a little plain JavaScript.
+// small escaping writers (render.go) and refreshed by a little plain
+// JavaScript.
 //
 // It obeys the rules of the server's other endpoints: the same bearer
 // tokens (a browser sends the token it was given once, kept in
@@ -15,7 +16,6 @@ package console
 import (
 	"context"
 	"embed"
-	"html/template"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -31,7 +31,7 @@ import (
 	"github.com/toolhost/toolhost/registry"
 )
 
-//go:embed static page.html
+//go:embed static
 var files embed.FS
 
 // Pool is one tool's warm instances (all callers and module versions
@@ -85,7 +85,6 @@ type Options struct {
 // Console serves /ui. It is safe for concurrent use.
 type Console struct {
 	opts    Options
-	page    *template.Template
 	static  http.Handler
 	recent  *recent
 	streams *streamCount
@@ -102,7 +101,6 @@ func New(opts Options) *Console {
 	sub, _ := fs.Sub(files, "static")
 	c := &Console{
 		opts:    opts,
-		page:    template.Must(template.New("page.html").Funcs(funcs).ParseFS(files, "page.html")),
 		static:  http.StripPrefix("/ui/static/", http.FileServerFS(sub)),
 		recent:  newRecent(orDefault(opts.Recent, 200)),
 		streams: newStreamCount(orDefault(opts.MaxStreams, 16), orDefault(opts.MaxStreamsPerIdentity, 4)),

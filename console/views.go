@@ -1,9 +1,7 @@
 package console
 
 import (
-	"bytes"
 	"fmt"
-	"html/template"
 	"maps"
 	"net/http"
 	"slices"
@@ -17,12 +15,11 @@ import (
 	"github.com/toolhost/toolhost/registry"
 )
 
-// pageData is what page.html renders.
+// pageData is what the page and its views render (render.go).
 type pageData struct {
 	Version  string
 	Authed   bool
 	Identity string
-	Refusal  string
 	Filter   string
 	Files    []fileRow
 	Breakers []breakerRow
@@ -55,8 +52,6 @@ type agentRow struct {
 	Used int64
 }
 
-var funcs = template.FuncMap{}
-
 // views are the sections /ui/view/NAME renders alone, for the script's
 // refreshes.
 var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "all": true}
@@ -78,14 +73,11 @@ func (c *Console) serveView(w http.ResponseWriter, r *http.Request) {
 // for one.
 func (c *Console) serveSignIn(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="toolhost"`)
-	var buf bytes.Buffer
-	if err := c.page.ExecuteTemplate(&buf, "page", pageData{Version: c.opts.Version}); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
+	var o out
+	renderPage(&o, pageData{Version: c.opts.Version})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write([]byte(o.String()))
 }
 
 func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, status int) {
@@ -96,14 +88,15 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, st
 	d.Breakers = c.breakers(v, reg)
 	d.Quotas = c.quotas(r, v)
 	d.Calls = c.calls(v, reg, d.Filter)
-	var buf bytes.Buffer
-	if err := c.page.ExecuteTemplate(&buf, name, d); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+	var o out
+	if name == "page" {
+		renderPage(&o, d)
+	} else {
+		renderView(&o, name, d)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write([]byte(o.String()))
 }
 
 func (c *Console) registry() *registry.Registry {
