@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -34,11 +35,15 @@ func chromium(t *testing.T) string {
 // TestConsoleInBrowser loads /ui in headless chromium against a live
 // server: the page refuses to show anything without a token and says so
 // for a wrong one, shows the tools once signed in, and shows a call made
-// meanwhile as it finishes, with no script error or CSP violation.
+// meanwhile as it finishes and a breaker that opens, with no script error.
 func TestConsoleInBrowser(t *testing.T) {
 	exe := chromium(t)
-	plugins := testwasm.Dir(t, testwasm.WAT(t, "host/testdata/wat/echo.wat"))
-	srv := startServer(t, plugins, "--token-file", tokenFile(t))
+	plugins := testwasm.Dir(t, testwasm.WAT(t, "host/testdata/wat/echo.wat"), testwasm.WAT(t, "host/testdata/wat/guesterror.wat"))
+	conf := filepath.Join(t.TempDir(), "toolhost.toml")
+	if err := os.WriteFile(conf, []byte("[breaker]\nfailures = 1\ncooldown = \"10m\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, plugins, "--token-file", tokenFile(t), "--config", conf)
 	base := strings.TrimSuffix(srv.url, "/mcp")
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox)
@@ -126,6 +131,14 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if row := text("#calls tbody tr"); !strings.Contains(row, "ok") {
 		t.Errorf("the live call's row %q, want outcome ok", row)
+	}
+
+	// A failing tool's breaker opens (one failure, by the config), and the
+	// breakers view shows it open at its next refresh.
+	srv.cliEnv(t, []string{"TOOLHOST_TOKEN=" + aliceToken}, "call", "wat.guesterror", `{}`)
+	err = chromedp.Do(ctx, poll(`Array.from(document.querySelectorAll("#view-breakers tbody tr")).some(r => r.textContent.includes("wat.guesterror") && r.textContent.includes("open"))`))
+	if err != nil {
+		t.Fatalf("the open breaker did not appear: %v\n%s", err, text("#view-breakers"))
 	}
 	mu.Lock()
 	defer mu.Unlock()
