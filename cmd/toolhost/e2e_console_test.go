@@ -140,6 +140,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the open breaker did not appear: %v\n%s", err, text("#view-breakers"))
 	}
+	if dir := os.Getenv("TOOLHOST_CONSOLE_SCREENSHOTS"); dir != "" {
+		// docs/console.png is made so:
+		// TOOLHOST_CONSOLE_SCREENSHOTS=docs go test ./cmd/toolhost -run TestConsoleInBrowser
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(testwasm.Root(t), dir, "console.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Errorf("screenshot: %v", err)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for _, p := range problems {
