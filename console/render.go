@@ -82,6 +82,8 @@ func renderPage(o *out, d pageData) {
 func renderView(o *out, name string, d pageData) {
 	switch name {
 	case "all":
+		// Who the views are for, for the script to show after signing in.
+		o.m(`<p id="signed-in" hidden data-identity="` + esc(d.Identity) + `"></p>` + "\n")
 		for _, v := range []string{"tools", "breakers", "governor", "calls"} {
 			renderView(o, v, d)
 		}

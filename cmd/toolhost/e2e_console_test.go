@@ -114,6 +114,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("signing in: %v", err)
 	}
+	if who := text("#who"); who != "signed in as alice" {
+		t.Errorf("the header says %q, want signed in as alice", who)
+	}
 	if tools := text("#view-tools"); !strings.Contains(tools, "wat.echo") || !strings.Contains(tools, "serving") {
 		t.Errorf("the tools view lacks wat.echo, serving:\n%s", tools)
 	}

@@ -53,6 +53,12 @@
     $("signin").hidden = true;
     if (token) $("signout").hidden = false;
     $("views").replaceChildren(...all.childNodes);
+    const who = $("signed-in");
+    if (who && who.dataset.identity) {
+      const b = document.createElement("b");
+      b.textContent = who.dataset.identity;
+      $("who").replaceChildren("signed in as ", b);
+    }
     start();
   }
 
