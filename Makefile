@@ -70,11 +70,14 @@ run: build plugins
 # or redis-server), with go test's exit code. The server's module first,
 # then the modules it does not contain: the guest SDK and the example tools
 # (their native tests; the test guests are built and run by the server's).
-GUEST_MODULES := abi/guest tools-src
+# Modules of their own that make test runs after the root module: the guest
+# SDK and example tools, and the Helm chart's render test (deploy/helm, so
+# that the root go.mod never gains Helm or Kubernetes).
+OWN_MODULES := abi/guest tools-src deploy/helm
 test: build plugins ts-client
 	$(GO) build -o bin/testsummary ./internal/cmd/testsummary
 	bin/testsummary $(GO) test -timeout 30m ./...
-	@for m in $(GUEST_MODULES); do echo "== $$m (a module of its own)"; (cd $$m && $(CURDIR)/bin/testsummary $(GO) test ./...) || exit 1; done
+	@for m in $(OWN_MODULES); do echo "== $$m (a module of its own)"; (cd $$m && $(CURDIR)/bin/testsummary $(GO) test ./...) || exit 1; done
 
 # The third-party MCP clients cmd/toolhost's client tests drive against
 # the server, each folder's npm packages pinned by its package-lock.json:
@@ -104,7 +107,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 # Every Go module of the repository (docs/DEVELOPING.md, "Modules").
-MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/bench/memtool conformance/mcpgo
+MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/bench/memtool conformance/mcpgo deploy/helm
 # Two of vet's checks are off because wazero (third_party/wazero, a package
 # tree of this module) fails them by design: its public api.Memory has
 # ReadByte(offset) and WriteByte(offset, v) (stdmethods), and its amd64
@@ -114,6 +117,7 @@ vet:
 	$(GO) vet $(VETFLAGS) ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/...
 	@for m in abi/guest tools-src reliability/testdata internal/bench/memtool; do (cd $$m && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
+	cd deploy/helm && $(GO) vet ./...
 
 tidy:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy) || exit 1; done

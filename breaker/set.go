@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -192,4 +193,27 @@ func merge(o, d Settings) Settings {
 		o.Probes = d.Probes
 	}
 	return o
+}
+
+// Status is one breaker as a console shows it.
+type Status struct {
+	Tool  string
+	State State
+	// RetryAt is when an open breaker admits probes again; zero when it
+	// is not open.
+	RetryAt time.Time
+}
+
+// Statuses returns the state of every breaker the Set holds, sorted by
+// tool name. A tool that has not been called since it was served has no
+// breaker yet (it is closed).
+func (s *Set) Statuses() []Status {
+	var out []Status
+	s.breakers.Range(func(k, v any) bool {
+		b := v.(*Breaker)
+		out = append(out, Status{Tool: k.(string), State: b.State(), RetryAt: b.RetryAt()})
+		return true
+	})
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Tool, b.Tool) })
+	return out
 }

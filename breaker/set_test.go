@@ -72,3 +72,13 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestSetStatuses(t *testing.T) {
+	s := NewSet(Settings{}, nil, SetOptions{})
+	s.For("b")
+	s.For("a")
+	got := s.Statuses()
+	if len(got) != 2 || got[0].Tool != "a" || got[1].Tool != "b" || got[0].State != Closed || !got[0].RetryAt.IsZero() {
+		t.Fatalf("Statuses = %+v, want a and b, closed", got)
+	}
+}

@@ -190,6 +190,10 @@ func (d *Dispatcher) ToolsChanged() {
 	}
 }
 
+// Breakers returns the state of every tool's circuit breaker, by tool
+// name (a tool not called yet has none: it is closed).
+func (d *Dispatcher) Breakers() []breaker.Status { return d.breakers.Statuses() }
+
 func orDefault[T comparable](v, def T) T {
 	var zero T
 	if v == zero {

@@ -65,6 +65,9 @@ func TestE2EOriginsHostsAndTokens(t *testing.T) {
 		{"POST", "/rpc", `{"jsonrpc":"2.0","id":1,"method":"governor.state"}`},
 		{"GET", "/healthz", ""},
 		{"GET", "/readyz", ""},
+		{"GET", "/ui", ""},
+		{"GET", "/ui/view/tools", ""},
+		{"GET", "/ui/calls", ""},
 	}
 	for _, ep := range endpoints {
 		t.Run(ep.path, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/console"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
@@ -210,12 +211,13 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		// A step's result gets the cap a guest's response has.
 		plans.MaxResultBytes = int(cfg.HostLimits().OutputBytes)
 	}
+	policy := accessPolicy(cfg, tokens, f.stdio, logger)
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller, MaxStreamsPerCaller: f.maxStreams,
 		MaxSessions: f.maxSessions, MaxBodyBytes: f.maxBody, SessionTimeout: f.sessionTimeout,
 		Plans: plans, ExactNames: f.toolNames == "exact", MaxSessionsPerCaller: f.maxSessionsCaller,
-		Access:         accessPolicy(cfg, tokens, f.stdio, logger),
+		Access:         policy,
 		TracerProvider: tracing.Provider(),
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(rt),
@@ -252,7 +254,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	fl.register(m.Registry())
 	m.Registry().MustRegister(instanceMetrics(rt, live))
 	status := &statusSource{plugins: f.plugins, cfg: cfg, rt: rt, live: live}
-	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, status, readyNote(fl.degraded, rt), logger)
+	ui := consoleOptions(f, rt, live, d, gov, bus, policy)
+	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, status, ui, readyNote(fl.degraded, rt), logger)
 }
 
 // serveStdio runs until the client hangs up or a signal arrives; on a signal
@@ -277,7 +280,7 @@ func serveStdio(ctx context.Context, srv *transport.Server, grace time.Duration,
 	return ignoreClosed(<-done)
 }
 
-func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, status *statusSource, degraded func() string, logger *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *metrics.Metrics, tokens *transport.Tokens, oc *oauth.Config, gov *governor.Governor, f serveFlags, status *statusSource, ui console.Options, degraded func() string, logger *slog.Logger) error {
 	start := status.live
 	var ready atomic.Bool
 	mux := http.NewServeMux()
@@ -298,6 +301,14 @@ func serveHTTP(ctx context.Context, srv *transport.Server, bus *events.Bus, m *m
 	mux.HandleFunc("GET /readyz", readyz(&ready, start, degraded, start.Files))
 	status.transports = []string{"streamable-http http://" + ln.Addr().String() + "/mcp"}
 	mux.Handle("GET /status", require(status.handler()))
+	if tokens != nil || oc != nil {
+		ui.Auth = require
+	}
+	c := console.New(ui)
+	defer c.Close()
+	mux.Handle("/ui", c.Handler())
+	mux.Handle("/ui/", c.Handler())
+	hs.RegisterOnShutdown(c.CloseStreams)   // live call streams never end by themselves
 	hs.RegisterOnShutdown(bus.CloseStreams) // event streams never end by themselves
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

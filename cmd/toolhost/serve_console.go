@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"slices"
+
+	"github.com/toolhost/toolhost/access"
+	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/console"
+	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/events"
+	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/loader"
+)
+
+// consoleOptions is what the console at /ui reads from: the loader's
+// files and registry, the runtime's warm pools, the dispatcher's
+// breakers, the governor's quotas and the event bus, under the server's
+// access policy and --operator list (serveHTTP adds its authentication).
+func consoleOptions(f serveFlags, rt *host.Runtime, live *loader.Live, d *dispatcher.Dispatcher, gov *governor.Governor, bus *events.Bus, policy *access.Policy) console.Options {
+	return console.Options{
+		Sources: console.Sources{
+			Files: live.Files,
+			Tools: live.Registry,
+			Pools: func() []console.Pool {
+				stats := rt.PoolStats()
+				out := make([]console.Pool, len(stats))
+				for i, s := range stats {
+					out[i] = console.Pool{Tool: s.Tool, Idle: s.Idle, Busy: s.Busy, Warming: s.Warming, Callers: s.Callers}
+				}
+				return out
+			},
+			Breakers: func() []breaker.Status { return d.Breakers() },
+			Quotas:   func(ctx context.Context) []governor.State { return gov.Status(ctx) },
+			Events:   bus,
+		},
+		Access:   policy,
+		Operator: func(id string) bool { return slices.Contains(f.operators, id) },
+		Version:  version,
+	}
+}
