@@ -133,8 +133,11 @@ abi-bundle:
 # bin/toolhost (as `make build` makes it) stays within a budget of bytes
 # and linked packages: raising one is a decision, written here with the
 # reason (docs/BENCHMARKS.md, "The binary", has the measurements).
+# 555 -> 575 for toolhost pull/push (issue 23): go-containerregistry's
+# name, authn and transport, and docker/cli's config reader for `docker
+# login` credentials: +20 packages, +0.40 MB (24,926,658 -> 25,326,392).
 SIZE_BUDGET := 26000000
-PKG_BUDGET  := 555
+PKG_BUDGET  := 575
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi

@@ -191,18 +191,32 @@ func (f fetcher) url(kind, id string) string {
 }
 
 func (f fetcher) get(url, accept string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, url, nil)
+	return f.do(http.MethodGet, url, accept, nil, http.StatusOK)
+}
+
+// do sends one request (a GET's header is Accept, a PUT's Content-Type)
+// and checks its status against ok.
+func (f fetcher) do(method, url, header string, body []byte, ok ...int) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(f.ctx, method, url, r)
 	if err != nil {
 		return nil, err
 	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
+	if header != "" {
+		if body != nil {
+			req.Header.Set("Content-Type", header)
+		} else {
+			req.Header.Set("Accept", header)
+		}
 	}
 	resp, err := (&http.Client{Transport: f.rt}).Do(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := transport.CheckError(resp, http.StatusOK); err != nil {
+	if err := transport.CheckError(resp, ok...); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}

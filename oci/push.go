@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
 // wasmConfig is the config blob of the CNCF Wasm layout (v0). It carries
@@ -17,12 +18,6 @@ type wasmConfig struct {
 	OS           string   `json:"os"`
 	LayerDigests []string `json:"layerDigests"`
 }
-
-// rawManifest is a manifest go-containerregistry puts as it is.
-type rawManifest []byte
-
-func (m rawManifest) RawManifest() ([]byte, error)        { return m, nil }
-func (m rawManifest) MediaType() (types.MediaType, error) { return ociManifest, nil }
 
 // Artifact builds the CNCF Wasm artifact of module: the config blob and
 // the manifest. The same module always gives the same bytes.
@@ -65,21 +60,51 @@ func (c *Client) Push(ctx context.Context, ref Reference, module []byte) (Refere
 	return ref.AtDigest(sha256Digest(m))
 }
 
-// putArtifact uploads the two blobs, then the manifest that names them.
+// putArtifact uploads the two blobs, then the manifest that names them,
+// with the distribution API's two-step upload (POST, then PUT with the
+// digest): what every registry accepts. A blob the registry has is not
+// sent again.
 func (c *Client) putArtifact(ctx context.Context, ref Reference, config, module, m []byte) error {
-	opts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(c.opts.keychain()),
-		remote.WithTransport(c.guard()),
+	rt, err := c.transport(ctx, ref, transport.PushScope)
+	if err != nil {
+		return err
 	}
-	repo := ref.ref.Context()
-	for _, blob := range []struct {
-		b  []byte
-		mt types.MediaType
-	}{{config, ConfigMediaType}, {module, LayerMediaType}} {
-		if err := remote.WriteLayer(repo, static.NewLayer(blob.b, blob.mt), opts...); err != nil {
+	f := fetcher{ctx: ctx, rt: rt, ref: ref, s: ref.String()}
+	for _, b := range [][]byte{config, module} {
+		if err := f.putBlob(b); err != nil {
 			return err
 		}
 	}
-	return remote.Put(ref.ref, rawManifest(m), opts...)
+	resp, err := f.do(http.MethodPut, f.url("manifests", ref.ref.Identifier()), ociManifest, m, http.StatusCreated, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+func (f fetcher) putBlob(b []byte) error {
+	digest := sha256Digest(b)
+	if resp, err := f.do(http.MethodHead, f.url("blobs", digest), "", nil, http.StatusOK); err == nil {
+		resp.Body.Close()
+		return nil
+	}
+	resp, err := f.do(http.MethodPost, f.url("blobs", "uploads/"), "", nil, http.StatusAccepted)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		return fmt.Errorf("the registry's upload answer has no usable Location: %w", err)
+	}
+	q := loc.Query()
+	q.Set("digest", digest)
+	loc.RawQuery = q.Encode()
+	resp, err = f.do(http.MethodPut, loc.String(), "application/octet-stream", b, http.StatusCreated)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/internal/wasmcheck"
+	"github.com/toolhost/toolhost/oci"
+)
+
+func newPullCmd() *cobra.Command {
+	var plugins string
+	var insecure []string
+	cmd := &cobra.Command{
+		Use:   "pull [oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]]",
+		Short: "Fetch a tool module from an OCI registry into the plugins folder",
+		Long: `pull fetches a module published in the CNCF Wasm OCI layout, checks the manifest
+and the layer against their digests and size caps and the bytes as a
+WebAssembly module, writes it into the plugins folder atomically (a running
+serve hot-loads it) as REPO's last path element with .wasm, and records the
+reference and the digests in the folder's toolhost.lock.
+
+Without a reference, pull fetches again every module toolhost.lock records,
+by the digest it pins (a tag that has moved since is not followed).
+
+Plain HTTP is used only for a loopback registry or one given with
+--insecure-registry. Credentials come from the Docker config file
+($DOCKER_CONFIG/config.json, as 'docker login' writes it).`,
+		Example: `  toolhost pull oci://ghcr.io/acme/echo:v1
+  toolhost pull oci://localhost:5000/echo@sha256:4f1c…
+  toolhost pull            # what plugins/toolhost.lock pins`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c := oci.New(oci.Options{Insecure: insecure})
+			if err := os.MkdirAll(plugins, 0o755); err != nil {
+				return err
+			}
+			lock, err := oci.ReadLock(plugins)
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				return repull(cmd, c, plugins, lock, insecure)
+			}
+			ref, err := oci.ParseReference(args[0], insecure)
+			if err != nil {
+				return err
+			}
+			entry, err := pullInto(cmd.Context(), c, ref, "", plugins)
+			if err != nil {
+				return err
+			}
+			entry.Reference = ref.String()
+			lock.Set(entry)
+			if err := lock.Write(plugins); err != nil {
+				return err
+			}
+			printPulled(cmd, plugins, entry)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
+	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
+	return cmd
+}
+
+// repull fetches every module the lock records, by its pinned digest, and
+// checks that the bytes are the ones recorded.
+func repull(cmd *cobra.Command, c *oci.Client, dir string, lock *oci.Lock, insecure []string) error {
+	if len(lock.Modules) == 0 {
+		return fmt.Errorf("%s records no modules: give a reference (toolhost pull oci://REGISTRY/REPO:TAG)", filepath.Join(dir, oci.LockFile))
+	}
+	for _, m := range lock.Modules {
+		ref, err := oci.ParseReference(m.Reference, insecure)
+		if err != nil {
+			return fmt.Errorf("%s in %s: %w", m.Name, oci.LockFile, err)
+		}
+		if ref, err = ref.AtDigest(m.Digest); err != nil {
+			return err
+		}
+		entry, err := pullInto(cmd.Context(), c, ref, m.ModuleDigest, dir, m.Name)
+		if err != nil {
+			return err
+		}
+		printPulled(cmd, dir, entry)
+	}
+	return nil
+}
+
+// pullInto fetches ref and writes it into dir, as name when one is given
+// (else oci.ModuleName). wantModule, when set, is the module digest the
+// bytes must have.
+func pullInto(ctx context.Context, c *oci.Client, ref oci.Reference, wantModule, dir string, name ...string) (oci.LockedFile, error) {
+	a, err := c.Pull(ctx, ref)
+	if err != nil {
+		return oci.LockedFile{}, err
+	}
+	if wantModule != "" && a.LayerDigest != wantModule {
+		return oci.LockedFile{}, &oci.Error{Ref: ref.String(), Kind: oci.ErrDigestMismatch,
+			Detail: fmt.Sprintf("the module is %s, %s records %s", a.LayerDigest, oci.LockFile, wantModule)}
+	}
+	// The structural check serve runs first, so that a module serve would
+	// refuse to read is not written at all.
+	if _, err := wasmcheck.Check(a.Module); err != nil {
+		return oci.LockedFile{}, &oci.Error{Ref: ref.String(), Kind: oci.ErrNotWasm, Err: err}
+	}
+	n := oci.ModuleName(ref)
+	if len(name) > 0 {
+		n = name[0]
+	}
+	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
+		return oci.LockedFile{}, err
+	}
+	return oci.LockedFile{Name: n, Reference: ref.String(), Digest: a.Digest, ModuleDigest: a.LayerDigest}, nil
+}
+
+func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
+	cmd.Printf("%s\t%s\t%s\n", filepath.Join(dir, m.Name), m.Reference, m.Digest)
+}
+
+func newPushCmd() *cobra.Command {
+	var insecure []string
+	cmd := &cobra.Command{
+		Use:   "push FILE.wasm oci://REGISTRY/REPO[:TAG]",
+		Short: "Publish a tool module to an OCI registry",
+		Long: `push publishes a module in the CNCF Wasm OCI layout (config
+application/vnd.wasm.config.v0+json, one application/wasm layer) and prints the
+reference pinned to the manifest's digest. The same module always gives the
+same digest. Credentials and plain HTTP as for pull.`,
+		Example: `  toolhost push plugins/echo.wasm oci://ghcr.io/acme/echo:v1`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := wasmcheck.Check(b); err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			ref, err := oci.ParseReference(args[1], insecure)
+			if err != nil {
+				return err
+			}
+			pinned, err := oci.New(oci.Options{Insecure: insecure}).Push(cmd.Context(), ref, b)
+			if err != nil {
+				return err
+			}
+			cmd.Println(pinned.String())
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
+	return cmd
+}
