@@ -136,8 +136,12 @@ abi-bundle:
 # 555 -> 575 for toolhost pull/push (issue 23): go-containerregistry's
 # name, authn and transport, and docker/cli's config reader for `docker
 # login` credentials: +20 packages, +0.40 MB (24,926,658 -> 25,326,392).
-SIZE_BUDGET := 26000000
-PKG_BUDGET  := 575
+# 575 -> 595 and 26.0 -> 26.5 MB for cosign key signatures (issue 23):
+# sigstore's signature and cryptoutils, securesystemslib's encrypted keys
+# (scrypt, secretbox): +17 packages, +0.62 MB (-> 25,950,549, which left
+# 50 KB under the old size budget).
+SIZE_BUDGET := 26500000
+PKG_BUDGET  := 595
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/oci"
@@ -13,7 +14,8 @@ import (
 
 func newPullCmd() *cobra.Command {
 	var plugins string
-	var insecure []string
+	var insecure, keyFiles []string
+	var skipVerify bool
 	cmd := &cobra.Command{
 		Use:   "pull [oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]]",
 		Short: "Fetch a tool module from an OCI registry into the plugins folder",
@@ -21,7 +23,12 @@ func newPullCmd() *cobra.Command {
 and the layer against their digests and size caps and the bytes as a
 WebAssembly module, writes it into the plugins folder atomically (a running
 serve hot-loads it) as REPO's last path element with .wasm, and records the
-reference and the digests in the folder's toolhost.lock.
+reference, the digests and the signer in the folder's toolhost.lock.
+
+The artifact must carry a cosign key signature (the sha256-HEX.sig tag, as
+'cosign sign --key' writes it and 'toolhost push --sign' too) by one of the
+keys given with --key; a pull that cannot be verified is refused with the
+reason, unless --insecure-skip-verify is given for that pull.
 
 Without a reference, pull fetches again every module toolhost.lock records,
 by the digest it pins (a tag that has moved since is not followed).
@@ -29,12 +36,23 @@ by the digest it pins (a tag that has moved since is not followed).
 Plain HTTP is used only for a loopback registry or one given with
 --insecure-registry. Credentials come from the Docker config file
 ($DOCKER_CONFIG/config.json, as 'docker login' writes it).`,
-		Example: `  toolhost pull oci://ghcr.io/acme/echo:v1
-  toolhost pull oci://localhost:5000/echo@sha256:4f1c…
-  toolhost pull            # what plugins/toolhost.lock pins`,
+		Example: `  toolhost pull --key cosign.pub oci://ghcr.io/acme/echo:v1
+  toolhost pull --key cosign.pub oci://localhost:5000/echo@sha256:4f1c…
+  toolhost pull --key cosign.pub   # what plugins/toolhost.lock pins`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var ref oci.Reference
+			if len(args) == 1 {
+				var err error
+				if ref, err = oci.ParseReference(args[0], insecure); err != nil {
+					return err
+				}
+			}
 			c := oci.New(oci.Options{Insecure: insecure})
+			v, err := newVerifier(c, keyFiles, skipVerify)
+			if err != nil {
+				return err
+			}
 			if err := os.MkdirAll(plugins, 0o755); err != nil {
 				return err
 			}
@@ -43,13 +61,9 @@ Plain HTTP is used only for a loopback registry or one given with
 				return err
 			}
 			if len(args) == 0 {
-				return repull(cmd, c, plugins, lock, insecure)
+				return repull(cmd, c, v, plugins, lock, insecure)
 			}
-			ref, err := oci.ParseReference(args[0], insecure)
-			if err != nil {
-				return err
-			}
-			entry, err := pullInto(cmd.Context(), c, ref, "", plugins)
+			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins)
 			if err != nil {
 				return err
 			}
@@ -64,12 +78,44 @@ Plain HTTP is used only for a loopback registry or one given with
 	}
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
+	cmd.Flags().StringSliceVar(&keyFiles, "key", nil, "trusted public key FILE.pub (PEM, as cosign writes it; repeatable)")
+	cmd.Flags().BoolVar(&skipVerify, "insecure-skip-verify", false, "write the module without checking its signature (this pull only)")
 	return cmd
+}
+
+// verifier checks an artifact's signature before it is written.
+type verifier struct {
+	c    *oci.Client
+	keys []oci.PublicKey
+	skip bool
+}
+
+func newVerifier(c *oci.Client, files []string, skip bool) (verifier, error) {
+	v := verifier{c: c, skip: skip}
+	for _, f := range files {
+		k, err := oci.LoadPublicKey(f)
+		if err != nil {
+			return v, err
+		}
+		v.keys = append(v.keys, k)
+	}
+	if len(v.keys) == 0 && !skip {
+		return v, fmt.Errorf("no trusted key to verify the signature with: give --key FILE.pub, or --insecure-skip-verify to pull without verifying")
+	}
+	return v, nil
+}
+
+// verify returns the signer of pinned ("" when verification is skipped).
+func (v verifier) verify(ctx context.Context, pinned oci.Reference) (string, error) {
+	if v.skip {
+		return "", nil
+	}
+	return v.c.Verify(ctx, pinned, v.keys)
 }
 
 // repull fetches every module the lock records, by its pinned digest, and
 // checks that the bytes are the ones recorded.
-func repull(cmd *cobra.Command, c *oci.Client, dir string, lock *oci.Lock, insecure []string) error {
+func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci.Lock, insecure []string) error {
 	if len(lock.Modules) == 0 {
 		return fmt.Errorf("%s records no modules: give a reference (toolhost pull oci://REGISTRY/REPO:TAG)", filepath.Join(dir, oci.LockFile))
 	}
@@ -81,7 +127,7 @@ func repull(cmd *cobra.Command, c *oci.Client, dir string, lock *oci.Lock, insec
 		if ref, err = ref.AtDigest(m.Digest); err != nil {
 			return err
 		}
-		entry, err := pullInto(cmd.Context(), c, ref, m.ModuleDigest, dir, m.Name)
+		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, m.Name)
 		if err != nil {
 			return err
 		}
@@ -93,7 +139,7 @@ func repull(cmd *cobra.Command, c *oci.Client, dir string, lock *oci.Lock, insec
 // pullInto fetches ref and writes it into dir, as name when one is given
 // (else oci.ModuleName). wantModule, when set, is the module digest the
 // bytes must have.
-func pullInto(ctx context.Context, c *oci.Client, ref oci.Reference, wantModule, dir string, name ...string) (oci.LockedFile, error) {
+func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, name ...string) (oci.LockedFile, error) {
 	a, err := c.Pull(ctx, ref)
 	if err != nil {
 		return oci.LockedFile{}, err
@@ -107,6 +153,10 @@ func pullInto(ctx context.Context, c *oci.Client, ref oci.Reference, wantModule,
 	if _, err := wasmcheck.Check(a.Module); err != nil {
 		return oci.LockedFile{}, &oci.Error{Ref: ref.String(), Kind: oci.ErrNotWasm, Err: err}
 	}
+	signer, err := v.verify(ctx, a.Ref)
+	if err != nil {
+		return oci.LockedFile{}, err
+	}
 	n := oci.ModuleName(ref)
 	if len(name) > 0 {
 		n = name[0]
@@ -114,7 +164,7 @@ func pullInto(ctx context.Context, c *oci.Client, ref oci.Reference, wantModule,
 	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
 		return oci.LockedFile{}, err
 	}
-	return oci.LockedFile{Name: n, Reference: ref.String(), Digest: a.Digest, ModuleDigest: a.LayerDigest}, nil
+	return oci.LockedFile{Name: n, Reference: ref.String(), Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}, nil
 }
 
 func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
@@ -123,14 +173,20 @@ func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
 
 func newPushCmd() *cobra.Command {
 	var insecure []string
+	var signKey string
 	cmd := &cobra.Command{
 		Use:   "push FILE.wasm oci://REGISTRY/REPO[:TAG]",
 		Short: "Publish a tool module to an OCI registry",
 		Long: `push publishes a module in the CNCF Wasm OCI layout (config
 application/vnd.wasm.config.v0+json, one application/wasm layer) and prints the
 reference pinned to the manifest's digest. The same module always gives the
-same digest. Credentials and plain HTTP as for pull.`,
-		Example: `  toolhost push plugins/echo.wasm oci://ghcr.io/acme/echo:v1`,
+same digest. Credentials and plain HTTP as for pull.
+
+--sign KEY signs the manifest with a private key (cosign.key as 'cosign
+generate-key-pair' writes it, decrypted with $COSIGN_PASSWORD, or a plain
+PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
+--key' does.`,
+		Example: `  toolhost push --sign cosign.key plugins/echo.wasm oci://ghcr.io/acme/echo:v1`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := os.ReadFile(args[0])
@@ -144,14 +200,31 @@ same digest. Credentials and plain HTTP as for pull.`,
 			if err != nil {
 				return err
 			}
-			pinned, err := oci.New(oci.Options{Insecure: insecure}).Push(cmd.Context(), ref, b)
+			var signer signature.Signer
+			if signKey != "" {
+				pemBytes, err := os.ReadFile(signKey)
+				if err != nil {
+					return err
+				}
+				if signer, err = oci.ParsePrivateKey(pemBytes, []byte(os.Getenv("COSIGN_PASSWORD"))); err != nil {
+					return fmt.Errorf("%s: %w", signKey, err)
+				}
+			}
+			c := oci.New(oci.Options{Insecure: insecure})
+			pinned, err := c.Push(cmd.Context(), ref, b)
 			if err != nil {
 				return err
+			}
+			if signer != nil {
+				if err := c.Sign(cmd.Context(), pinned, signer); err != nil {
+					return err
+				}
 			}
 			cmd.Println(pinned.String())
 			return nil
 		},
 	}
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
+	cmd.Flags().StringVar(&signKey, "sign", "", "sign with this private key FILE (cosign's format; $COSIGN_PASSWORD)")
 	return cmd
 }
