@@ -8,12 +8,13 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
+	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/oci"
 )
 
 func newPullCmd() *cobra.Command {
-	var plugins string
+	var plugins, configFile string
 	var insecure, keyFiles []string
 	var skipVerify bool
 	cmd := &cobra.Command{
@@ -27,7 +28,7 @@ reference, the digests and the signer in the folder's toolhost.lock.
 
 The artifact must carry a cosign key signature (the sha256-HEX.sig tag, as
 'cosign sign --key' writes it and 'toolhost push --sign' too) by one of the
-keys given with --key; a pull that cannot be verified is refused with the
+keys given with --key or in the config file's [trust] keys; a pull that cannot be verified is refused with the
 reason, unless --insecure-skip-verify is given for that pull.
 
 Without a reference, pull fetches again every module toolhost.lock records,
@@ -48,8 +49,16 @@ Plain HTTP is used only for a loopback registry or one given with
 					return err
 				}
 			}
+			keys := keyFiles
+			if configFile != "" {
+				cfg, err := config.Load(configFile)
+				if err != nil {
+					return err
+				}
+				keys = append(trustKeys(configFile, cfg.Trust.Keys), keys...)
+			}
 			c := oci.New(oci.Options{Insecure: insecure})
-			v, err := newVerifier(c, keyFiles, skipVerify)
+			v, err := newVerifier(c, keys, skipVerify)
 			if err != nil {
 				return err
 			}
@@ -79,8 +88,22 @@ Plain HTTP is used only for a loopback registry or one given with
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringSliceVar(&keyFiles, "key", nil, "trusted public key FILE.pub (PEM, as cosign writes it; repeatable)")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&skipVerify, "insecure-skip-verify", false, "write the module without checking its signature (this pull only)")
 	return cmd
+}
+
+// trustKeys resolves [trust] keys: a relative file name is relative to
+// the config file's folder, so the file means the same from any directory.
+func trustKeys(configFile string, keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		if !filepath.IsAbs(k) {
+			k = filepath.Join(filepath.Dir(configFile), k)
+		}
+		out[i] = k
+	}
+	return out
 }
 
 // verifier checks an artifact's signature before it is written.
@@ -100,7 +123,7 @@ func newVerifier(c *oci.Client, files []string, skip bool) (verifier, error) {
 		v.keys = append(v.keys, k)
 	}
 	if len(v.keys) == 0 && !skip {
-		return v, fmt.Errorf("no trusted key to verify the signature with: give --key FILE.pub, or --insecure-skip-verify to pull without verifying")
+		return v, fmt.Errorf("no trusted key to verify the signature with: give --key FILE.pub or a --config with [trust] keys, or --insecure-skip-verify to pull without verifying")
 	}
 	return v, nil
 }

@@ -97,6 +97,14 @@ func TestPushPullLock(t *testing.T) {
 	if _, errs, code := runCLI(t, "pull", "--plugins", dir, "--key", pub, pinned); code != 0 {
 		t.Fatalf("pull by digest: %d %s", code, errs)
 	}
+	// The key from the config file's [trust], relative to its folder.
+	cfg := filepath.Join(keys, "toolhost.toml")
+	if err := os.WriteFile(cfg, []byte("[trust]\nkeys = [\"other.pub\", \"cosign.pub\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runCLI(t, "pull", "--plugins", dir, "--config", cfg, pinned); code != 0 {
+		t.Fatalf("pull with [trust] keys: %d %s", code, errs)
+	}
 
 	// An unsigned module: refused with a key, written without checking
 	// only when asked.
