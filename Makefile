@@ -140,8 +140,18 @@ abi-bundle:
 # bin/toolhost (as `make build` makes it) stays within a budget of bytes
 # and linked packages: raising one is a decision, written here with the
 # reason (docs/BENCHMARKS.md, "The binary", has the measurements).
-SIZE_BUDGET := 26000000
-PKG_BUDGET  := 555
+# 555 -> 575 for toolhost pull/push (issue 23): go-containerregistry's
+# name, authn and transport, and docker/cli's config reader for `docker
+# login` credentials: +20 packages, +0.40 MB (24,926,658 -> 25,326,392).
+# 575 -> 595 and 26.0 -> 26.5 MB for cosign key signatures (issue 23):
+# sigstore's signature and cryptoutils, securesystemslib's encrypted keys
+# (scrypt, secretbox): +17 packages, +0.62 MB (-> 25,950,549, which left
+# 50 KB under the old size budget).
+# Within those: the console at /ui (issue 25, no html/template) +0.27 MB
+# and 2 packages, toolhost new's internal/scaffold +0.06 MB and 1 package
+# (-> 26,285,873 bytes, 591 packages with pull and push).
+SIZE_BUDGET := 26500000
+PKG_BUDGET  := 595
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi

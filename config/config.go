@@ -77,6 +77,8 @@ type Config struct {
 	Auth Auth
 	// Redis is the [redis] section (see redis.go).
 	Redis Redis
+	// Trust is the [trust] section (see trust.go): keys pull trusts.
+	Trust Trust
 	// Reuse is the [reuse] section (see reuse.go): the bounds of warm
 	// instances. Its zero fields were not set; Off is never set by the
 	// file (serve --reuse=never is the switch).

@@ -33,6 +33,7 @@ func TestKeyTablesMatchChecker(t *testing.T) {
 		"`[[access]]`":               "[[access]]\nidentities = [\"*\"]\ntools = [\"*\"]\naction = \"allow\"",
 		"`[auth.oauth]`":             "[auth.oauth]",
 		"`[redis]`":                  "[redis]",
+		"`[trust]`":                  "[trust]",
 	}
 	// Subtables have sections of their own in the document.
 	subtables := map[string][]string{"[governor]": {"priorities"}, "[tools.\"t.x\"]": {"breaker"}, "[grants.\"m.wasm\"]": {"headers"}}

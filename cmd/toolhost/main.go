@@ -75,7 +75,7 @@ from any MCP client or with 'toolhost call'.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newCallCmd(), newListCmd(), newInspectCmd(), newManifestCmd(), newStatusCmd(), newEventsCmd(), newVersionCmd(), newGovernorCmd(), newPlanCmd(), newAccessCmd(), newNewCmd())
+	root.AddCommand(newServeCmd(), newCallCmd(), newListCmd(), newInspectCmd(), newManifestCmd(), newStatusCmd(), newEventsCmd(), newVersionCmd(), newGovernorCmd(), newPlanCmd(), newAccessCmd(), newNewCmd(), newPullCmd(), newPushCmd())
 	return root
 }
 

@@ -1,0 +1,146 @@
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// LockFile is the lock file's name in a plugins folder.
+const LockFile = "toolhost.lock"
+
+// lockVersion is the lock format's version; a file of another version is
+// refused rather than rewritten.
+const lockVersion = 1
+
+// Lock is a plugins folder's toolhost.lock: what each pulled module is,
+// where it came from and which bytes were verified. It is JSON:
+//
+//	{
+//	  "version": 1,
+//	  "modules": [
+//	    {
+//	      "name": "echo.wasm",
+//	      "reference": "oci://ghcr.io/acme/echo:v1",
+//	      "digest": "sha256:…",
+//	      "module_digest": "sha256:…"
+//	    }
+//	  ]
+//	}
+//
+// digest is the manifest's digest, what a re-pull fetches; module_digest
+// is the sha256 of the file written. Modules are in name order.
+type Lock struct {
+	Version int          `json:"version"`
+	Modules []LockedFile `json:"modules"`
+}
+
+// LockedFile is one module of a Lock.
+type LockedFile struct {
+	// Name is the module's file name in the plugins folder.
+	Name string `json:"name"`
+	// Reference is the oci:// reference as it was pulled (a tag or a
+	// digest).
+	Reference string `json:"reference"`
+	// Digest is the manifest digest the pull resolved: what it pins.
+	Digest string `json:"digest"`
+	// ModuleDigest is the sha256 of the module's bytes (sha256:HEX).
+	ModuleDigest string `json:"module_digest"`
+	// Signer is who signed the artifact, when a signature was verified.
+	Signer string `json:"signer,omitempty"`
+}
+
+// ReadLock reads dir's lock file; a folder without one has an empty Lock.
+func ReadLock(dir string) (*Lock, error) {
+	path := filepath.Join(dir, LockFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{Version: lockVersion}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Lock
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if l.Version != lockVersion {
+		return nil, fmt.Errorf("%s: version %d, this toolhost reads version %d", path, l.Version, lockVersion)
+	}
+	for _, m := range l.Modules {
+		if err := checkName(m.Name); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if !validDigest(m.Digest) || !validDigest(m.ModuleDigest) {
+			return nil, fmt.Errorf("%s: %s: digests must be sha256:<64 hex digits>", path, m.Name)
+		}
+	}
+	return &l, nil
+}
+
+// Set records m, replacing the entry of the same name.
+func (l *Lock) Set(m LockedFile) {
+	l.Modules = slices.DeleteFunc(l.Modules, func(o LockedFile) bool { return o.Name == m.Name })
+	l.Modules = append(l.Modules, m)
+	slices.SortFunc(l.Modules, func(a, b LockedFile) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// Write writes l into dir atomically.
+func (l *Lock) Write(dir string) error {
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(dir, LockFile, append(b, '\n'))
+}
+
+// ModuleName is the file name a pulled module gets: the repository's last
+// path element with .wasm (oci://ghcr.io/acme/echo:v1 gives echo.wasm).
+func ModuleName(ref Reference) string {
+	repo := ref.ref.Context().RepositoryStr()
+	return repo[strings.LastIndex(repo, "/")+1:] + ".wasm"
+}
+
+func checkName(n string) error {
+	if n == "" || n != filepath.Base(n) || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".wasm") {
+		return fmt.Errorf("module name %q is not a file name ending in .wasm", n)
+	}
+	return nil
+}
+
+// WriteFileAtomic writes b to dir/name through a temporary file in dir
+// and a rename, so that a watcher of dir (serve's hot reload) sees the
+// whole file or none of it. The temporary file is hidden and does not end
+// in .wasm, so the loader never reads it.
+func WriteFileAtomic(dir, name string, b []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
