@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
@@ -25,15 +22,7 @@ func TestNewProjectServed(t *testing.T) {
 	root := testwasm.Root(t)
 	plugins := t.TempDir()
 	srv := startServer(t, plugins)
-	changed := make(chan struct{}, 64)
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-new", Version: "test"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := srv.watchTools(t)
 
 	for _, tc := range []struct{ name, lang, needs string }{
 		{"greet", "go", "go"},
@@ -63,37 +52,15 @@ func TestNewProjectServed(t *testing.T) {
 				}
 			}
 			tool := tc.name + ".run"
-			for !listed(t, cs, tool) {
-				select {
-				case <-changed:
-				case <-time.After(2 * time.Minute):
-					t.Fatalf("%s not listed after make put it in the plugins folder:\n%s", tool, srv.stderr.String())
-				}
-			}
-			res := callTool(t, cs, tool, map[string]any{"text": "hello tool host", "upper": true}, nil)
+			cs.await(t, tc.name+"_run", true, "make put "+tc.name+".wasm in the plugins folder")
+			res := callTool(t, cs.ClientSession, tool, map[string]any{"text": "hello tool host", "upper": true}, nil)
 			if res.IsError || !strings.Contains(textOf(res), `"HELLO TOOL HOST"`) || !strings.Contains(textOf(res), `"words":3`) {
 				t.Fatalf("%s = %s", tool, textOf(res))
 			}
-			res = callTool(t, cs, tool, map[string]any{"text": "  "}, nil)
+			res = callTool(t, cs.ClientSession, tool, map[string]any{"text": "  "}, nil)
 			if de := envelope(t, res); de.Kind != "schema" || !strings.Contains(de.Message, "text is empty") {
 				t.Fatalf("%s of a blank text = %+v, want its schema error", tool, de)
 			}
 		})
 	}
-}
-
-// listed reports whether the server lists the tool (by its wire name).
-func listed(t *testing.T, cs *mcp.ClientSession, tool string) bool {
-	t.Helper()
-	wire := strings.ReplaceAll(tool, ".", "_")
-	res, err := cs.ListTools(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, x := range res.Tools {
-		if x.Name == wire {
-			return true
-		}
-	}
-	return false
 }

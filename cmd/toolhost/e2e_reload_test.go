@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/internal/testwasm"
 )
 
@@ -16,35 +14,8 @@ import (
 func TestE2EHotReload(t *testing.T) {
 	dir := testwasm.Dir(t, testwasm.WAT(t, "host/testdata/wat/echo.wat"))
 	srv := startServer(t, dir)
-	changed := make(chan struct{}, 16)
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-reload", Version: "test"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	has := func(name string) bool {
-		res, err := cs.ListTools(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tool := range res.Tools {
-			if tool.Name == name {
-				return true
-			}
-		}
-		return false
-	}
-	waitChange := func(what string) {
-		select {
-		case <-changed:
-		case <-time.After(time.Minute):
-			t.Fatalf("no tools/list_changed notification after %s", what)
-		}
-	}
-	if has("math_eval") {
+	cs := srv.watchTools(t)
+	if cs.has(t, "math_eval") {
 		t.Fatal("math.eval listed before its module was dropped in")
 	}
 	src, err := os.ReadFile(testwasm.Go(t, "./tools-src/mathtools"))
@@ -59,20 +30,15 @@ func TestE2EHotReload(t *testing.T) {
 	if err := os.Rename(tmp, filepath.Join(dir, "math.wasm")); err != nil {
 		t.Fatal(err)
 	}
-	waitChange("adding math.wasm")
-	for !has("math_eval") { // several notifications may arrive for one reload
-		waitChange("adding math.wasm")
-	}
-	if res := callTool(t, cs, "math.eval", map[string]any{"expr": "6*7"}, nil); res.IsError || textOf(res) == "" {
+	cs.await(t, "math_eval", true, "adding math.wasm")
+	if res := callTool(t, cs.ClientSession, "math.eval", map[string]any{"expr": "6*7"}, nil); res.IsError || textOf(res) == "" {
 		t.Fatalf("math.eval after hot reload: %+v", res.Content)
 	}
 	removed := followEvents(t, srv.url, "breaker.removed")
 	if err := os.Remove(filepath.Join(dir, "math.wasm")); err != nil {
 		t.Fatal(err)
 	}
-	for has("math_eval") {
-		waitChange("removing math.wasm")
-	}
+	cs.await(t, "math_eval", false, "removing math.wasm")
 	// Its breaker goes with it, and with the breaker its metric series
 	// (issue 27 item 2; TestSeriesFollowLoadedTools, metrics/, checks
 	// the series).
@@ -84,7 +50,7 @@ func TestE2EHotReload(t *testing.T) {
 			t.Fatal("no breaker.removed event for math.eval after its module was removed")
 		}
 	}
-	if de := envelope(t, callTool(t, cs, "math.eval", map[string]any{"expr": "1"}, nil)); de.Kind != "not_found" {
+	if de := envelope(t, callTool(t, cs.ClientSession, "math.eval", map[string]any{"expr": "1"}, nil)); de.Kind != "not_found" {
 		t.Fatalf("math.eval after removal: %+v", de)
 	}
 }

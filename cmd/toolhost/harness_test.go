@@ -221,3 +221,68 @@ func runBinary(t *testing.T, env []string, args ...string) (string, string, int)
 	}
 	return stdout.String(), stderr.String(), code
 }
+
+// toolWatch is an MCP client session that hears tools/list_changed, for
+// tests that change the plugins folder under a running server.
+type toolWatch struct {
+	*mcp.ClientSession
+	srv     *server
+	changed chan struct{}
+}
+
+// watchTools connects a client that counts the server's
+// tools/list_changed notifications.
+func (s *server) watchTools(t testing.TB) *toolWatch {
+	t.Helper()
+	w := &toolWatch{srv: s, changed: make(chan struct{}, 64)}
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e-watch", Version: "test"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case w.changed <- struct{}{}:
+			default: // a full buffer already says "changed"
+			}
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	w.ClientSession = cs
+	return w
+}
+
+// has reports whether tools/list holds the tool of this wire name.
+func (w *toolWatch) has(t testing.TB, wire string) bool {
+	t.Helper()
+	res, err := w.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == wire {
+			return true
+		}
+	}
+	return false
+}
+
+// next waits for the next tools/list_changed, within a bound only a
+// broken server reaches; after says what changed the folder.
+func (w *toolWatch) next(t testing.TB, after string) {
+	t.Helper()
+	select {
+	case <-w.changed:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no tools/list_changed notification after %s; server log:\n%s", after, w.srv.stderr.String())
+	}
+}
+
+// await waits until the tool is listed (listed) or is not (!listed):
+// several notifications may arrive for one reload.
+func (w *toolWatch) await(t testing.TB, wire string, listed bool, after string) {
+	t.Helper()
+	for w.has(t, wire) != listed {
+		w.next(t, after)
+	}
+}
