@@ -5,7 +5,7 @@
 # (/usr/share/cargo/registry, read through tools-src-rust/.cargo/config.toml).
 # Debian's /usr/bin first (rustc 1.63, target wasm32-wasi: what CI installs),
 # then whatever is on PATH (rustup's, target wasm32-wasip1 from Rust 1.78).
-# On success prints three shell assignments (CARGO=… RUSTC=… RUST_TARGET=…)
+# On success prints shell assignments (CARGO=… RUSTC=… RUSTDOC=… RUST_TARGET=…)
 # and exits 0; otherwise prints one line per missing part, with its Debian
 # package, and exits 1.
 REGISTRY=${RUST_REGISTRY:-/usr/share/cargo/registry}
@@ -23,7 +23,7 @@ Rust toolchain: no cargo and rustc in $dir (apt-get install rustc cargo)"; conti
 Rust toolchain: $dir/rustc ($("$dir/rustc" --version)) has no wasm32-wasi or wasm32-wasip1 standard library (apt-get install libstd-rust-dev-wasm32, or rustup target add wasm32-wasip1)"
 		continue
 	fi
-	found="CARGO=$dir/cargo RUSTC=$dir/rustc RUST_TARGET=$target"
+	found="CARGO=$dir/cargo RUSTC=$dir/rustc RUSTDOC=$dir/rustdoc RUST_TARGET=$target"
 	break
 done
 if ! ls -d "$REGISTRY"/serde_json-1.* >/dev/null 2>&1; then
