@@ -3,6 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +75,45 @@ func TestRustGuest(t *testing.T) {
 	}
 	if n := <-notes; n != `info "parsed 2 records"` {
 		t.Fatalf("note %q, want the tool's info log", n)
+	}
+}
+
+// TestRustGuestEgress: csv.fetch reaches a loopback upstream through the
+// Rust SDK's egress only as far as its grant allows: a 200 is parsed, a
+// 503 is the SDK's transient error (retried by the dispatcher), and a
+// host outside the grant is the host's refusal.
+func TestRustGuestEgress(t *testing.T) {
+	wasm := testwasm.Rust(t, "tools-src-rust/csv")
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "n,sq\n2,4\n3,9\n")
+	}))
+	defer upstream.Close()
+	conf := filepath.Join(t.TempDir(), "toolhost.toml")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf(`
+[grants.%q]
+hosts = ["127.0.0.1"]
+schemes = ["http"]
+allow_networks = ["127.0.0.0/8"]
+`, filepath.Base(wasm))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, testwasm.Dir(t, wasm), "--config", conf)
+
+	out, errOut, code := srv.cli(t, "call", "csv.fetch", fmt.Sprintf(`{"url":%q}`, upstream.URL+"/sq.csv"))
+	if code != 0 || !strings.Contains(out, `"row_count":2`) || !strings.Contains(out, `"mean":6.5`) {
+		t.Fatalf("fetch: exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = srv.cli(t, "call", "csv.fetch", fmt.Sprintf(`{"url":%q}`, upstream.URL+"/busy"))
+	if code == 0 || !strings.Contains(errOut, `"kind":"transient"`) || !strings.Contains(errOut, "upstream answered 503") {
+		t.Fatalf("503: exit %d, stderr %s", code, errOut)
+	}
+	denied := strings.Replace(upstream.URL, "127.0.0.1", "localhost", 1)
+	_, errOut, code = srv.cli(t, "call", "csv.fetch", fmt.Sprintf(`{"url":%q}`, denied))
+	if code == 0 || !strings.Contains(errOut, "egress denied (grant hosts)") {
+		t.Fatalf("ungranted host: exit %d, stderr %s", code, errOut)
 	}
 }

@@ -63,7 +63,13 @@ pub mod __private {
 
     /// # Safety
     /// The pointers are ranges the host wrote into buffers from `alloc`.
-    pub unsafe fn call(build: fn() -> Module, name_ptr: i32, name_len: i32, args_ptr: i32, args_len: i32) -> i64 {
+    pub unsafe fn call(
+        build: fn() -> Module,
+        name_ptr: i32,
+        name_len: i32,
+        args_ptr: i32,
+        args_len: i32,
+    ) -> i64 {
         let bytes = |p: i32, n: i32| -> Vec<u8> {
             if n <= 0 {
                 return Vec::new();
@@ -110,7 +116,12 @@ macro_rules! export {
         /// # Safety
         /// Called by the host with ranges of buffers from toolhost_alloc.
         #[no_mangle]
-        pub unsafe extern "C" fn toolhost_call(name_ptr: i32, name_len: i32, args_ptr: i32, args_len: i32) -> i64 {
+        pub unsafe extern "C" fn toolhost_call(
+            name_ptr: i32,
+            name_len: i32,
+            args_ptr: i32,
+            args_len: i32,
+        ) -> i64 {
             $crate::__private::call($build, name_ptr, name_len, args_ptr, args_len)
         }
     };

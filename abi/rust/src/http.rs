@@ -32,11 +32,18 @@ pub struct Request {
 impl Request {
     /// A request with no headers.
     pub fn new(method: &str, url: &str) -> Request {
-        Request { method: method.into(), url: url.into(), ..Request::default() }
+        Request {
+            method: method.into(),
+            url: url.into(),
+            ..Request::default()
+        }
     }
     /// Adds a header value.
     pub fn header(mut self, name: &str, value: &str) -> Request {
-        self.headers.entry(name.into()).or_default().push(value.into());
+        self.headers
+            .entry(name.into())
+            .or_default()
+            .push(value.into());
         self
     }
     /// Sets the body.
@@ -61,11 +68,16 @@ pub struct Response {
 impl Response {
     /// The body as UTF-8 text.
     pub fn text(&self) -> Result<&str, Error> {
-        std::str::from_utf8(&self.body).map_err(|_| Error::internal("egress: the answer's body is not UTF-8"))
+        std::str::from_utf8(&self.body)
+            .map_err(|_| Error::internal("egress: the answer's body is not UTF-8"))
     }
     /// The first value of a header (names compared without case).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).and_then(|(_, v)| v.first()).map(|s| s.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.first())
+            .map(|s| s.as_str())
     }
 }
 
@@ -84,7 +96,11 @@ impl fmt::Display for HttpError {
         if self.grant.is_empty() {
             write!(f, "egress {}: {}", self.kind, self.message)
         } else {
-            write!(f, "egress {} (grant {}): {}", self.kind, self.grant, self.message)
+            write!(
+                f,
+                "egress {} (grant {}): {}",
+                self.kind, self.grant, self.message
+            )
         }
     }
 }
@@ -96,7 +112,11 @@ pub fn get(url: &str) -> Result<Response, Error> {
 
 /// Sends a POST with the given Content-Type.
 pub fn post(url: &str, content_type: &str, body: impl Into<Vec<u8>>) -> Result<Response, Error> {
-    send(&Request::new("POST", url).header("Content-Type", content_type).body(body))
+    send(
+        &Request::new("POST", url)
+            .header("Content-Type", content_type)
+            .body(body),
+    )
 }
 
 /// Sends `req` through the host and returns the answer; see the module
@@ -119,11 +139,16 @@ pub fn send(req: &Request) -> Result<Response, Error> {
 }
 
 fn decode(out: &[u8]) -> Result<Response, Error> {
-    let v: Value = serde_json::from_slice(out).map_err(|e| Error::internal(format!("egress: the host's answer is not JSON: {}", e)))?;
+    let v: Value = serde_json::from_slice(out)
+        .map_err(|e| Error::internal(format!("egress: the host's answer is not JSON: {}", e)))?;
     let retry = v.get("retry_after_ms").and_then(Value::as_u64);
     if let Some(e) = v.get("error") {
         let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let he = HttpError { kind: s("kind"), grant: s("grant"), message: s("message") };
+        let he = HttpError {
+            kind: s("kind"),
+            grant: s("grant"),
+            message: s("message"),
+        };
         let retry = e.get("retry_after_ms").and_then(Value::as_u64);
         let mut err = match he.kind.as_str() {
             "rate_limited" | "timeout" | "unavailable" => match retry {
@@ -137,15 +162,25 @@ fn decode(out: &[u8]) -> Result<Response, Error> {
     }
     let mut r = Response {
         status: v.get("status").and_then(Value::as_u64).unwrap_or(0) as u16,
-        headers: v.get("headers").cloned().map(serde_json::from_value).transpose()?.unwrap_or_default(),
+        headers: v
+            .get("headers")
+            .cloned()
+            .map(serde_json::from_value)
+            .transpose()?
+            .unwrap_or_default(),
         body: Vec::new(),
-        url: v.get("url").and_then(Value::as_str).unwrap_or("").to_string(),
+        url: v
+            .get("url")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         retry_after_ms: retry,
     };
     if let Some(b) = v.get("body").and_then(Value::as_str) {
         r.body = b.as_bytes().to_vec();
     } else if let Some(b) = v.get("body_base64").and_then(Value::as_str) {
-        r.body = base64_decode(b).ok_or_else(|| Error::internal("egress: the host's body_base64 does not decode"))?;
+        r.body = base64_decode(b)
+            .ok_or_else(|| Error::internal("egress: the host's body_base64 does not decode"))?;
     }
     if r.status == 429 || r.status == 503 {
         let msg = match retry {
@@ -171,19 +206,26 @@ fn round_trip(req: &[u8]) -> Result<Vec<u8>, Error> {
     }
     let n = unsafe { http_request(req.as_ptr(), req.len() as i32) };
     if n <= 0 {
-        return Err(Error::internal("egress: the host could not read the request"));
+        return Err(Error::internal(
+            "egress: the host could not read the request",
+        ));
     }
     let mut buf = vec![0u8; n as usize];
     let got = unsafe { http_response(buf.as_mut_ptr(), n) };
     if got != n {
-        return Err(Error::internal(format!("egress: the host returned {} of {} result bytes", got, n)));
+        return Err(Error::internal(format!(
+            "egress: the host returned {} of {} result bytes",
+            got, n
+        )));
     }
     Ok(buf)
 }
 
 #[cfg(not(target_arch = "wasm32"))]
 fn round_trip(_req: &[u8]) -> Result<Vec<u8>, Error> {
-    Err(Error::internal("egress: no toolhost host here (HTTP from a tool works only inside toolhost)"))
+    Err(Error::internal(
+        "egress: no toolhost host here (HTTP from a tool works only inside toolhost)",
+    ))
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -191,7 +233,9 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 fn base64_encode(b: &[u8]) -> String {
     let mut s = String::with_capacity((b.len() + 2) / 3 * 4);
     for c in b.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
         for i in 0..4 {
             if i <= c.len() {
                 s.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -233,11 +277,22 @@ mod tests {
 
     #[test]
     fn answers_and_refusals() {
-        let r = decode(br#"{"status":200,"headers":{"X":["1"]},"body":"hi","url":"https://a/"}"#).unwrap();
-        assert_eq!((r.status, r.text().unwrap(), r.header("x")), (200, "hi", Some("1")));
+        let r = decode(br#"{"status":200,"headers":{"X":["1"]},"body":"hi","url":"https://a/"}"#)
+            .unwrap();
+        assert_eq!(
+            (r.status, r.text().unwrap(), r.header("x")),
+            (200, "hi", Some("1"))
+        );
         let e = decode(br#"{"status":429,"retry_after_ms":3000,"body":"slow"}"#).unwrap_err();
-        assert_eq!((e.kind(), e.retry_after_ms(), e.response().unwrap().status), (crate::Kind::Transient, Some(3000), 429));
-        let e = decode(br#"{"error":{"kind":"denied","grant":"hosts","message":"no"}}"#).unwrap_err();
-        assert_eq!((e.kind(), e.http().unwrap().grant.as_str()), (crate::Kind::Internal, "hosts"));
+        assert_eq!(
+            (e.kind(), e.retry_after_ms(), e.response().unwrap().status),
+            (crate::Kind::Transient, Some(3000), 429)
+        );
+        let e =
+            decode(br#"{"error":{"kind":"denied","grant":"hosts","message":"no"}}"#).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.http().unwrap().grant.as_str()),
+            (crate::Kind::Internal, "hosts")
+        );
     }
 }

@@ -86,7 +86,13 @@ pub struct Error {
 
 impl Error {
     fn new(kind: Kind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), retry_after_ms: None, response: None, http: None }
+        Error {
+            kind,
+            message: message.into(),
+            retry_after_ms: None,
+            response: None,
+            http: None,
+        }
     }
     /// A transient error: the host retries the call with backoff.
     pub fn transient(message: impl Into<String>) -> Error {
@@ -238,7 +244,10 @@ impl Tool {
     }
     /// Adds an MCP icon object (`{"src": "https://…"}`).
     pub fn icon(mut self, icon: Value) -> Tool {
-        let icons = self.spec.entry("icons").or_insert_with(|| Value::Array(Vec::new()));
+        let icons = self
+            .spec
+            .entry("icons")
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(a) = icons {
             a.push(icon);
         }
@@ -253,18 +262,28 @@ impl Tool {
         F: Fn(&mut Call, A) -> Result<R, Error> + 'static,
     {
         let handler: Handler = Box::new(move |call, raw| {
-            let raw: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) { b"{}" } else { raw };
-            let args: A = serde_json::from_slice(raw).map_err(|e| Error::schema(format!("arguments: {}", e)))?;
+            let raw: &[u8] = if raw.iter().all(u8::is_ascii_whitespace) {
+                b"{}"
+            } else {
+                raw
+            };
+            let args: A = serde_json::from_slice(raw)
+                .map_err(|e| Error::schema(format!("arguments: {}", e)))?;
             let r = f(call, args)?;
             serde_json::to_vec(&r).map_err(|e| Error::internal(format!("encoding result: {}", e)))
         });
-        ToolDef { spec: self.spec, handler }
+        ToolDef {
+            spec: self.spec,
+            handler,
+        }
     }
 }
 
 fn valid_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
 }
 
 /// The tools of one module. Build it in the function given to [`export!`].
@@ -291,8 +310,13 @@ impl Module {
     }
     /// The manifest JSON, as `toolhost_describe` returns it.
     pub fn manifest(&self) -> Vec<u8> {
-        let tools: Vec<Value> = self.tools.iter().map(|t| Value::Object(t.spec.clone())).collect();
-        serde_json::to_vec(&json!({ "abi": ABI_VERSION, "tools": tools })).expect("manifest encodes")
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|t| Value::Object(t.spec.clone()))
+            .collect();
+        serde_json::to_vec(&json!({ "abi": ABI_VERSION, "tools": tools }))
+            .expect("manifest encodes")
     }
     /// Runs the tool `name` on the arguments JSON and returns the response
     /// document, as `toolhost_call` does. Exported for native tests.
@@ -302,7 +326,11 @@ impl Module {
     /// `dispatch` with a call the caller keeps (native tests read its notes).
     pub fn dispatch_call(&self, call: &mut Call, args: &[u8]) -> Vec<u8> {
         let name = call.name().to_string();
-        let out = match self.tools.iter().find(|t| t.spec["name"] == Value::from(name.as_str())) {
+        let out = match self
+            .tools
+            .iter()
+            .find(|t| t.spec["name"] == Value::from(name.as_str()))
+        {
             Some(t) => (t.handler)(call, args),
             None => Err(Error::schema(format!("this module has no tool {:?}", name))),
         };

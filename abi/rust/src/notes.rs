@@ -48,7 +48,8 @@ impl Call {
         }
         #[cfg(not(target_arch = "wasm32"))]
         {
-            self.notes.push(format!("progress {}/{} {}", done, total, msg));
+            self.notes
+                .push(format!("progress {}/{} {}", done, total, msg));
             0
         }
     }

@@ -17,7 +17,9 @@ fn typed(t: &str) -> Schema {
 /// A closed object (`additionalProperties: false`, as the Go SDK's): add
 /// properties with [`Schema::required`] and [`Schema::optional`].
 pub fn object() -> Schema {
-    typed("object").set("properties", Value::Object(Map::new())).set("additionalProperties", Value::Bool(false))
+    typed("object")
+        .set("properties", Value::Object(Map::new()))
+        .set("additionalProperties", Value::Bool(false))
 }
 /// A string.
 pub fn string() -> Schema {
@@ -64,7 +66,10 @@ impl Schema {
     }
     /// Sets `enum`.
     pub fn one_of_values<V: Into<Value>>(self, vals: Vec<V>) -> Schema {
-        self.set("enum", Value::Array(vals.into_iter().map(Into::into).collect()))
+        self.set(
+            "enum",
+            Value::Array(vals.into_iter().map(Into::into).collect()),
+        )
     }
     /// Sets `default`.
     pub fn default_value(self, v: impl Into<Value>) -> Schema {
@@ -80,7 +85,9 @@ impl Schema {
     /// Adds a property the object must have.
     pub fn required(self, name: &str, s: impl Into<Value>) -> Schema {
         let mut s = self.optional(name, s);
-        let req = s.0.entry("required").or_insert_with(|| Value::Array(Vec::new()));
+        let req =
+            s.0.entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(a) = req {
             a.push(Value::from(name));
         }

@@ -4,11 +4,14 @@
 //! Rust SDK (abi/rust); built by `make plugins` as plugins/csv.wasm.
 
 use serde::{Deserialize, Serialize};
-use toolhost::{schema, Call, Error, Instances, Level, Module, Tool};
+use toolhost::{http, schema, Call, Error, Instances, Level, Module, Tool};
 
 #[derive(Deserialize)]
 struct Args {
+    #[serde(default)]
     text: String,
+    #[serde(default)]
+    url: String,
     #[serde(default = "comma")]
     delimiter: String,
     #[serde(default = "yes")]
@@ -81,7 +84,12 @@ fn records(text: &str, delim: char, call: &mut Call) -> Result<Vec<Vec<String>>,
                 field_started = true;
                 quote_line = line;
             }
-            '"' => return Err(Error::schema(format!("line {}: a quote inside an unquoted field", line))),
+            '"' => {
+                return Err(Error::schema(format!(
+                    "line {}: a quote inside an unquoted field",
+                    line
+                )))
+            }
             c if c == delim => {
                 rec.push(std::mem::take(&mut field));
                 field_started = false;
@@ -103,7 +111,10 @@ fn records(text: &str, delim: char, call: &mut Call) -> Result<Vec<Vec<String>>,
         }
     }
     if quoted {
-        return Err(Error::schema(format!("line {}: a quoted field is never closed", quote_line)));
+        return Err(Error::schema(format!(
+            "line {}: a quoted field is never closed",
+            quote_line
+        )));
     }
     if field_started || !rec.is_empty() {
         rec.push(field);
@@ -113,7 +124,10 @@ fn records(text: &str, delim: char, call: &mut Call) -> Result<Vec<Vec<String>>,
 }
 
 fn column(name: String, vals: &[&str]) -> Column {
-    let mut c = Column { name, ..Column::default() };
+    let mut c = Column {
+        name,
+        ..Column::default()
+    };
     let (mut ints, mut nums, mut bools, mut sum) = (true, true, true, 0.0);
     for v in vals {
         let v = v.trim();
@@ -153,18 +167,29 @@ fn parse(call: &mut Call, a: Args) -> Result<Out, Error> {
     let mut d = a.delimiter.chars();
     let delim = match (d.next(), d.next()) {
         (Some(c), None) if c != '"' && c != '\n' && c != '\r' => c,
-        _ => return Err(Error::schema("delimiter must be one character other than a quote or a line break")),
+        _ => {
+            return Err(Error::schema(
+                "delimiter must be one character other than a quote or a line break",
+            ))
+        }
     };
     let mut recs = records(&a.text, delim, call)?;
     let names: Vec<String> = if a.header && !recs.is_empty() {
         recs.remove(0)
     } else {
-        (1..=recs.first().map_or(0, Vec::len)).map(|i| format!("column{}", i)).collect()
+        (1..=recs.first().map_or(0, Vec::len))
+            .map(|i| format!("column{}", i))
+            .collect()
     };
     for (i, r) in recs.iter().enumerate() {
         if r.len() != names.len() {
             let line = i + 1 + a.header as usize;
-            return Err(Error::schema(format!("record {} has {} fields, want {}", line, r.len(), names.len())));
+            return Err(Error::schema(format!(
+                "record {} has {} fields, want {}",
+                line,
+                r.len(),
+                names.len()
+            )));
         }
     }
     let columns = names
@@ -175,21 +200,60 @@ fn parse(call: &mut Call, a: Args) -> Result<Out, Error> {
     let row_count = recs.len();
     recs.truncate(a.max_rows);
     call.log(Level::Info, &format!("parsed {} records", row_count));
-    Ok(Out { columns, row_count, truncated: row_count > recs.len(), rows: recs })
+    Ok(Out {
+        columns,
+        row_count,
+        truncated: row_count > recs.len(),
+        rows: recs,
+    })
+}
+
+/// csv.fetch: GETs the CSV at url through the host's governed egress and
+/// parses it. A 429 or 503 is a transient error (the host retries), a
+/// refusal the egress error, any other status but 200 a schema error.
+fn fetch(call: &mut Call, mut a: Args) -> Result<Out, Error> {
+    let resp = http::get(&a.url)?;
+    if resp.status != 200 {
+        return Err(Error::schema(format!("{} answered {}", a.url, resp.status)));
+    }
+    a.text = resp.text()?.to_string();
+    parse(call, a)
 }
 
 fn module() -> Module {
-    let input = schema::object()
-        .required("text", schema::string().description("the CSV text"))
-        .optional("delimiter", schema::string().description("the field separator, one character").default_value(","))
-        .optional("header", schema::boolean().description("the first record names the columns").default_value(true))
+    let options = |s: schema::Schema| {
+        s.optional(
+            "delimiter",
+            schema::string()
+                .description("the field separator, one character")
+                .default_value(","),
+        )
+        .optional(
+            "header",
+            schema::boolean()
+                .description("the first record names the columns")
+                .default_value(true),
+        )
         .optional(
             "max_rows",
-            schema::integer().description("at most this many rows are returned").minimum(0.0).default_value(100),
-        );
+            schema::integer()
+                .description("at most this many rows are returned")
+                .minimum(0.0)
+                .default_value(100),
+        )
+    };
+    let input =
+        options(schema::object().required("text", schema::string().description("the CSV text")));
+    let fetch_input = options(schema::object().required(
+        "url",
+        schema::string().description("an http or https URL of CSV text"),
+    ));
     let col = schema::object()
         .required("name", schema::string())
-        .required("type", schema::string().one_of_values(vec!["integer", "number", "boolean", "string", "empty"]))
+        .required(
+            "type",
+            schema::string().one_of_values(vec!["integer", "number", "boolean", "string", "empty"]),
+        )
         .required("values", schema::integer())
         .required("empty", schema::integer())
         .optional("min", schema::number())
@@ -207,12 +271,22 @@ fn module() -> Module {
                 "Parses CSV text (RFC 4180) and returns its columns, each with a type (integer, number, \
                  boolean, string) and statistics (values, empty cells, min, max, mean), and its first max_rows rows.",
             )
-            .output_schema(output)
+            .output_schema(output.clone())
             .timeout_ms(5000)
             .idempotent(true)
             .read_only(true)
             .instances(Instances::Reuse)
             .handler(parse),
+    )
+    .tool(
+        Tool::new("csv.fetch", fetch_input)
+            .title("Fetch and parse CSV")
+            .description("Fetches CSV text from url (as far as the operator's egress grant allows) and parses it as csv.parse does.")
+            .output_schema(output)
+            .timeout_ms(10000)
+            .idempotent(true)
+            .read_only(true)
+            .handler(fetch),
     )
 }
 
@@ -228,7 +302,8 @@ mod tests {
 
     #[test]
     fn parses_quotes_types_and_stats() {
-        let v = run(r#"{"text":"name,age,score\r\n\"Smith, J\",30,1.5\n\"say \"\"hi\"\"\",,2.5\n"}"#);
+        let v =
+            run(r#"{"text":"name,age,score\r\n\"Smith, J\",30,1.5\n\"say \"\"hi\"\"\",,2.5\n"}"#);
         let r = &v["result"];
         assert_eq!(r["row_count"], 2);
         assert_eq!(r["rows"][0][0], "Smith, J");
@@ -243,7 +318,10 @@ mod tests {
         let v = run(r#"{"text":"a,b\n1,2,3\n"}"#);
         assert_eq!(v["error"]["kind"], "schema");
         let v = run(r#"{"text":"a\n\"open"}"#);
-        assert_eq!(v["error"]["message"], "line 2: a quoted field is never closed");
+        assert_eq!(
+            v["error"]["message"],
+            "line 2: a quoted field is never closed"
+        );
     }
 
     #[test]
