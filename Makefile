@@ -99,6 +99,18 @@ test: build plugins ts-client
 	$(GO) build -o bin/testsummary ./internal/cmd/testsummary
 	bin/testsummary $(GO) test -timeout 30m ./...
 	@for m in $(GUEST_MODULES); do echo "== $$m (a module of its own)"; (cd $$m && $(CURDIR)/bin/testsummary $(GO) test ./...) || exit 1; done
+	@$(MAKE) --no-print-directory test-rust
+
+# The Rust SDK's and the Rust tools' native tests (cargo test, offline, with
+# the toolchain scripts/rust-toolchain.sh finds; RUSTDOC too, for the doc
+# tests). Skipped with a line when the toolchain is incomplete, except under
+# CI, where .ci/run installs it.
+.PHONY: test-rust
+test-rust:
+	@if tc=$$(scripts/rust-toolchain.sh); then eval "$$tc"; echo "== abi/rust and tools-src-rust (cargo test)"; \
+		cd tools-src-rust && RUSTC=$$RUSTC RUSTDOC=$$RUSTDOC $$CARGO test --quiet --offline -p toolhost $(RUST_TOOLS:%=-p %); \
+	elif [ -n "$$CI" ]; then echo 'the Rust toolchain above is incomplete (.ci/run installs it)'; exit 1; \
+	else echo 'Rust SDK tests not run: the Rust toolchain above is incomplete'; fi
 
 # The third-party MCP clients cmd/toolhost's client tests drive against
 # the server, each folder's npm packages pinned by its package-lock.json:
