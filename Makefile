@@ -31,7 +31,7 @@ build: $(BIN)
 $(BIN): $(GOFILES) go.mod go.sum
 	$(GO) build -tags '$(BUILDTAGS)' -ldflags '$(DWARF) $(LDFLAGS)' -o $@ ./cmd/toolhost
 
-plugins: $(PLUGINS) plugins-c plugins-rust
+plugins: $(PLUGINS) plugins-c plugins-rust plugins-as
 
 # C tools (tools-src-c/NAME -> plugins/NAME.wasm) need Debian's clang, lld,
 # wasi-libc and libclang-rt-dev-wasm32 (no JSON library: abi/c/toolhost.h
@@ -73,6 +73,24 @@ plugins-rust:
 $(RUST_PLUGINS): plugins/%.wasm: $(RUST_SOURCES) $(BIN)
 	cd tools-src-rust && RUSTC=$(RUST_RUSTC) $(RUST_CARGO) build --quiet --release --offline --target $(RUST_TARGET) -p $*
 	cp tools-src-rust/target/$(RUST_TARGET)/release/$*.wasm $@
+# AssemblyScript tools (tools-src-as/NAME -> plugins/NAME.wasm) need Node.js
+# and npm: abi/assemblyscript's pinned compiler and WASI shim are installed
+# from its package-lock.json (again only when the lock file is newer than the
+# install). Without npm they are skipped with a line saying so (the AS test
+# then skips, or fails under CI).
+AS_TOOLS   := $(notdir $(wildcard tools-src-as/*))
+AS_PLUGINS := $(AS_TOOLS:%=plugins/%.wasm)
+AS_SDK     := abi/assemblyscript
+.PHONY: plugins-as as-sdk
+plugins-as:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory as-sdk $(AS_PLUGINS); \
+	else echo 'AssemblyScript tools ($(AS_TOOLS)) not built: npm not found (install Node.js)'; fi
+as-sdk:
+	@test -f $(AS_SDK)/node_modules/.package-lock.json -a $(AS_SDK)/node_modules/.package-lock.json -nt $(AS_SDK)/package-lock.json || \
+	npm ci --prefix $(AS_SDK) --no-audit --no-fund --loglevel=error
+
+$(AS_PLUGINS): plugins/%.wasm: $(wildcard tools-src-as/*/asconfig.json tools-src-as/*/assembly/*.ts) $(wildcard $(AS_SDK)/assembly/*.ts) $(AS_SDK)/asconfig.json $(BIN)
+	cd tools-src-as/$* && ../../$(AS_SDK)/node_modules/.bin/asc --config asconfig.json --target release -o ../../$@
 	$(BIN) manifest embed $@
 
 # The example tools are a module of their own (tools-src/go.mod) that
