@@ -31,7 +31,7 @@ build: $(BIN)
 $(BIN): $(GOFILES) go.mod go.sum
 	$(GO) build -tags '$(BUILDTAGS)' -ldflags '$(DWARF) $(LDFLAGS)' -o $@ ./cmd/toolhost
 
-plugins: $(PLUGINS) plugins-c
+plugins: $(PLUGINS) plugins-c plugins-rust plugins-as
 
 # C tools (tools-src-c/NAME -> plugins/NAME.wasm) need Debian's clang, lld,
 # wasi-libc and libclang-rt-dev-wasm32 (no JSON library: abi/c/toolhost.h
@@ -49,6 +49,48 @@ plugins-c:
 # docs/ABI.md), so that serve lists its tools before it compiles.
 $(C_PLUGINS): plugins/%.wasm: $(wildcard tools-src-c/*/*.c tools-src-c/*/*.h) abi/c/toolhost.h $(BIN)
 	cd tools-src-c/$* && clang --target=wasm32-wasi -mexec-model=reactor -O2 -Wall -Werror -I ../../abi/c -o ../../$@ *.c
+	$(BIN) manifest embed $@
+
+# Rust tools (tools-src-rust/NAME, one cargo workspace -> plugins/NAME.wasm)
+# build offline against abi/rust with Debian's rustc, cargo,
+# libstd-rust-dev-wasm32 and librust-serde-json-dev (crates from
+# /usr/share/cargo/registry: tools-src-rust/.cargo/config.toml).
+# scripts/rust-toolchain.sh finds a cargo/rustc pair with a wasm32-wasi or
+# wasm32-wasip1 standard library (Debian's before the one on PATH) and
+# prints it; with a part missing the Rust tools are skipped with a line
+# naming it. One workspace, one target folder: serde and serde_json are
+# built once (about a minute of CPU) for every tool.
+RUST_TOOLS   := $(patsubst tools-src-rust/%/Cargo.toml,%,$(wildcard tools-src-rust/*/Cargo.toml))
+RUST_PLUGINS := $(RUST_TOOLS:%=plugins/%.wasm)
+RUST_SOURCES := $(wildcard abi/rust/Cargo.toml abi/rust/src/*.rs tools-src-rust/Cargo.toml tools-src-rust/.cargo/config.toml tools-src-rust/*/Cargo.toml tools-src-rust/*/src/*.rs)
+.PHONY: plugins-rust
+plugins-rust:
+	@if tc=$$(scripts/rust-toolchain.sh); then eval "$$tc"; \
+		$(MAKE) --no-print-directory RUST_CARGO=$$CARGO RUST_RUSTC=$$RUSTC RUST_TARGET=$$RUST_TARGET $(RUST_PLUGINS); \
+	else echo 'Rust tools ($(RUST_TOOLS)) not built: the Rust toolchain above is incomplete'; fi
+
+# RUSTC is set for cargo: rustup's rustc, first on many PATHs, may lack the target.
+$(RUST_PLUGINS): plugins/%.wasm: $(RUST_SOURCES) $(BIN)
+	cd tools-src-rust && RUSTC=$(RUST_RUSTC) $(RUST_CARGO) build --quiet --release --offline --target $(RUST_TARGET) -p $*
+	cp tools-src-rust/target/$(RUST_TARGET)/release/$*.wasm $@
+# AssemblyScript tools (tools-src-as/NAME -> plugins/NAME.wasm) need Node.js
+# and npm: abi/assemblyscript's pinned compiler and WASI shim are installed
+# from its package-lock.json (again only when the lock file is newer than the
+# install). Without npm they are skipped with a line saying so (the AS test
+# then skips, or fails under CI).
+AS_TOOLS   := $(notdir $(wildcard tools-src-as/*))
+AS_PLUGINS := $(AS_TOOLS:%=plugins/%.wasm)
+AS_SDK     := abi/assemblyscript
+.PHONY: plugins-as as-sdk
+plugins-as:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory as-sdk $(AS_PLUGINS); \
+	else echo 'AssemblyScript tools ($(AS_TOOLS)) not built: npm not found (install Node.js)'; fi
+as-sdk:
+	@test -f $(AS_SDK)/node_modules/.package-lock.json -a $(AS_SDK)/node_modules/.package-lock.json -nt $(AS_SDK)/package-lock.json || \
+	npm ci --prefix $(AS_SDK) --no-audit --no-fund --loglevel=error
+
+$(AS_PLUGINS): plugins/%.wasm: $(wildcard tools-src-as/*/asconfig.json tools-src-as/*/assembly/*.ts) $(wildcard $(AS_SDK)/assembly/*.ts) $(AS_SDK)/asconfig.json $(BIN)
+	cd tools-src-as/$* && ../../$(AS_SDK)/node_modules/.bin/asc --config asconfig.json --target release -o ../../$@
 	$(BIN) manifest embed $@
 
 # The example tools are a module of their own (tools-src/go.mod) that
@@ -78,6 +120,18 @@ test: build plugins ts-client
 	$(GO) build -o bin/testsummary ./internal/cmd/testsummary
 	bin/testsummary $(GO) test -timeout 30m ./...
 	@for m in $(OWN_MODULES); do echo "== $$m (a module of its own)"; (cd $$m && $(CURDIR)/bin/testsummary $(GO) test ./...) || exit 1; done
+	@$(MAKE) --no-print-directory test-rust
+
+# The Rust SDK's and the Rust tools' native tests (cargo test, offline, with
+# the toolchain scripts/rust-toolchain.sh finds; RUSTDOC too, for the doc
+# tests). Skipped with a line when the toolchain is incomplete, except under
+# CI, where .ci/run installs it.
+.PHONY: test-rust
+test-rust:
+	@if tc=$$(scripts/rust-toolchain.sh); then eval "$$tc"; echo "== abi/rust and tools-src-rust (cargo test)"; \
+		cd tools-src-rust && RUSTC=$$RUSTC RUSTDOC=$$RUSTDOC $$CARGO test --quiet --offline -p toolhost $(RUST_TOOLS:%=-p %); \
+	elif [ -n "$$CI" ]; then echo 'the Rust toolchain above is incomplete (.ci/run installs it)'; exit 1; \
+	else echo 'Rust SDK tests not run: the Rust toolchain above is incomplete'; fi
 
 # The third-party MCP clients cmd/toolhost's client tests drive against
 # the server, each folder's npm packages pinned by its package-lock.json:

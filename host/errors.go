@@ -49,3 +49,18 @@ func (e *CacheError) Error() string {
 }
 
 func (e *CacheError) Unwrap() error { return e.Err }
+
+// CommandError is a module that exports _start but not _initialize: a WASI
+// command rather than a reactor. toolhost never calls _start (a command's
+// _start runs its program and then exits, which would end the instance
+// before the first call), so the module's initialisation would never run
+// and its first call would fail obscurely (AssemblyScript's WASI shim
+// traps with exit code 255). It is refused at load with how to rebuild it.
+type CommandError struct{}
+
+func (*CommandError) Error() string {
+	return "exports _start but not _initialize: it is a WASI command, and toolhost never calls _start, " +
+		"so the module is never initialised; build it as a reactor (Go: -buildmode=c-shared; " +
+		"C: clang -mexec-model=reactor; AssemblyScript: asc --exportStart _initialize, " +
+		"as abi/assemblyscript's asconfig.json does)"
+}

@@ -73,6 +73,7 @@ func TestLoadBroken(t *testing.T) {
 	}{
 		{"badversion", []string{"ABI version 2", "speaks version 1"}},
 		{"missingexport", []string{"missing export toolhost_call"}},
+		{"command", []string{"exports _start but not _initialize", "never calls _start", "--exportStart _initialize"}},
 		{"badsig", []string{"export toolhost_alloc has signature (i64) -> (i32), want (i32) -> (i32)"}},
 		{"describeloop", []string{"toolhost_describe did not return within 300ms"}},
 		{"describetrap", []string{"toolhost_describe failed", "unreachable"}},
@@ -184,5 +185,18 @@ func TestIdentityOfARewrittenModule(t *testing.T) {
 	}
 	if sum := sha256.Sum256(wasm); mb.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("SHA256 = %s, want the file's %x", mb.SHA256, sum)
+	}
+}
+
+// TestLoadCommandModule: a WASI command (exports _start, not _initialize)
+// is refused with a typed error saying how to build a reactor; the Go
+// and C reactors, which export _initialize, load (TestLoadBroken's
+// neighbours and the C tests).
+func TestLoadCommandModule(t *testing.T) {
+	rt, _, _ := sharedRuntime(t)
+	_, err := rt.LoadFile(context.Background(), watPath(t, "command"))
+	var ce *host.CommandError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a *host.CommandError", err)
 	}
 }

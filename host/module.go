@@ -164,6 +164,11 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	r.compiles.Add(1)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
 	m.code.compiled = compiled
+	if hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
+		_ = compiled.Close(ctx)
+		ce := &CommandError{}
+		return fail(ce, "%s%v", shapeNote, ce)
+	}
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s%s", shapeNote, reason)
@@ -182,6 +187,14 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
 	}
 	return m, nil
+}
+
+// wasiStart is a WASI command's entry point, which toolhost never calls.
+const wasiStart = "_start"
+
+func hasExport(c wazero.CompiledModule, name string) bool {
+	_, ok := c.ExportedFunctions()[name]
+	return ok
 }
 
 // checkShape returns why the module's imports, memory or function exports

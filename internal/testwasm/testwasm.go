@@ -174,6 +174,60 @@ func C(t testing.TB, dir string) string {
 	return out
 }
 
+// Rust builds the Rust tool crate NAME of the tools-src-rust workspace
+// (dir is "tools-src-rust/NAME") as `make plugins-rust` does: with the
+// cargo and rustc that scripts/rust-toolchain.sh finds, offline, for
+// wasm32-wasi or wasm32-wasip1. It returns the .wasm path. Without a
+// complete toolchain the test is skipped, except in CI (CI set), where
+// .ci/run installs Debian's.
+func Rust(t testing.TB, dir string) string {
+	t.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if p, ok := built[dir]; ok {
+		return p
+	}
+	root := Root(t)
+	var stderr strings.Builder
+	find := exec.Command(filepath.Join(root, "scripts", "rust-toolchain.sh"))
+	find.Stderr = &stderr
+	line, err := find.Output()
+	if err != nil {
+		what := strings.TrimSpace(stderr.String())
+		if os.Getenv("CI") != "" {
+			t.Fatalf("building %s: %s (.ci/run installs rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev)", dir, what)
+		}
+		t.Skipf("building %s: %s; install rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev (Debian) to run this test", dir, what)
+	}
+	tc := map[string]string{}
+	for _, kv := range strings.Fields(string(line)) {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			tc[k] = v
+		}
+	}
+	name := filepath.Base(dir)
+	cmd := exec.Command(tc["CARGO"], "build", "--quiet", "--release", "--offline", "--target", tc["RUST_TARGET"], "-p", name)
+	cmd.Dir = filepath.Join(root, "tools-src-rust")
+	cmd.Env = append(os.Environ(), "RUSTC="+tc["RUSTC"])
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cargo build %s: %v\n%s", dir, err, b)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "tools-src-rust", "target", tc["RUST_TARGET"], "release", name+".wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(outDir(t), safeName(dir)+".wasm")
+	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		t.Fatal(err)
+	}
+	built[dir] = out
+	return out
+}
+
 // Dir copies the given .wasm files into a fresh temporary folder, as a
 // plugins folder for a test.
 func Dir(t testing.TB, wasm ...string) string {
