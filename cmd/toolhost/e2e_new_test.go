@@ -24,26 +24,33 @@ func TestNewProjectServed(t *testing.T) {
 	srv := startServer(t, plugins)
 	cs := srv.watchTools(t)
 
-	for _, tc := range []struct{ name, lang, needs string }{
-		{"greet", "go", "go"},
-		{"wc", "c", "clang"},
+	for _, tc := range []struct{ name, lang, needs, sdk string }{
+		{"greet", "go", "go", "abi/guest"},
+		{"wc", "c", "clang", ""},
+		{"stats", "rust", "", "abi/rust"},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
-			if _, err := exec.LookPath(tc.needs); err != nil {
+			// The Go project's build must not reach the network for the
+			// SDK (its go.mod replaces it with the checkout's).
+			env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+			if tc.lang == "rust" {
+				rust := testwasm.RustToolchain(t, "a toolhost new Rust project")
+				env = append(env, "CARGO="+rust["CARGO"], "RUSTC="+rust["RUSTC"], "TARGET="+rust["RUST_TARGET"])
+			} else if _, err := exec.LookPath(tc.needs); err != nil {
 				if os.Getenv("CI") != "" {
 					t.Fatalf("%s not found (.ci/run installs it)", tc.needs)
 				}
 				t.Skipf("%s not found: install it to build a %s project", tc.needs, tc.lang)
 			}
 			dir := filepath.Join(t.TempDir(), tc.name)
-			out, errOut, code := runBinary(t, nil, "new", tc.name, "--lang", tc.lang, "--dir", dir,
-				"--plugins", plugins, "--sdk", filepath.Join(root, "abi", "guest"))
+			args := []string{"new", tc.name, "--lang", tc.lang, "--dir", dir, "--plugins", plugins}
+			if tc.sdk != "" {
+				args = append(args, "--sdk", filepath.Join(root, filepath.FromSlash(tc.sdk)))
+			}
+			out, errOut, code := runBinary(t, nil, args...)
 			if code != 0 {
 				t.Fatalf("new: exit %d: %s%s", code, out, errOut)
 			}
-			// The Go project's build must not reach the network for the
-			// SDK (its go.mod replaces it with the checkout's).
-			env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 			for _, target := range []string{"test", "install"} {
 				mk := exec.Command("make", "-C", dir, target)
 				mk.Env = env

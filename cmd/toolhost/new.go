@@ -22,9 +22,11 @@ serve picks it up. make test runs the tests natively. Languages: ` + strings.Joi
 
 A Go project requires the guest SDK module github.com/toolhost/toolhost/abi/guest
 ` + scaffold.SDKVersion + ` from the module proxy; --sdk DIR replaces it with a local copy
-(abi/guest of a toolhost checkout).`,
+(abi/guest of a toolhost checkout). A Rust project needs --sdk: the toolhost
+crate's folder (abi/rust of a checkout), which is not published.`,
 		Example: `  toolhost new greet --lang go --plugins ./plugins && make -C greet
-  toolhost new wc --lang c --plugins /srv/toolhost/plugins`,
+  toolhost new wc --lang c --plugins /srv/toolhost/plugins
+  toolhost new stats --lang rust --sdk ~/src/toolhost/abi/rust`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := scaffold.Options{Name: args[0], Lang: lang, Dir: dir}
@@ -42,9 +44,11 @@ A Go project requires the guest SDK module github.com/toolhost/toolhost/abi/gues
 				if o.SDK, err = filepath.Abs(sdk); err != nil {
 					return err
 				}
-				if _, err := os.Stat(filepath.Join(o.SDK, "go.mod")); err != nil {
-					cmd.PrintErrf("--sdk %s: not a Go module folder (want abi/guest of a toolhost checkout)\n", sdk)
-					return &exitError{code: 2}
+				if want, ok := sdkFile[o.Lang]; ok {
+					if _, err := os.Stat(filepath.Join(o.SDK, want[0])); err != nil {
+						cmd.PrintErrf("--sdk %s: no %s there (want %s of a toolhost checkout)\n", sdk, want[0], want[1])
+						return &exitError{code: 2}
+					}
 				}
 			}
 			written, err := scaffold.Write(o)
@@ -62,6 +66,13 @@ A Go project requires the guest SDK module github.com/toolhost/toolhost/abi/gues
 	cmd.Flags().StringVar(&lang, "lang", "go", "the tool's language: "+strings.Join(scaffold.Langs, ", "))
 	cmd.Flags().StringVar(&dir, "dir", "", "the folder to write (default NAME); must not exist or be empty")
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "the plugins folder the project's make installs into")
-	cmd.Flags().StringVar(&sdk, "sdk", "", "Go: a local copy of the guest SDK module to build against (abi/guest of a toolhost checkout)")
+	cmd.Flags().StringVar(&sdk, "sdk", "", "the guest SDK to build against: Go, a local copy of its module (abi/guest of a toolhost checkout); Rust, the toolhost crate (abi/rust), required")
 	return cmd
+}
+
+// sdkFile is, per language, the file --sdk's folder must hold and what
+// that folder is.
+var sdkFile = map[string][2]string{
+	"go":   {"go.mod", "abi/guest"},
+	"rust": {"Cargo.toml", "abi/rust"},
 }

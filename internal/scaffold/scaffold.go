@@ -18,7 +18,7 @@ import (
 )
 
 // Langs are the languages a project can be made in, as --lang names them.
-var Langs = []string{"go", "c"}
+var Langs = []string{"go", "c", "rust"}
 
 // SDKVersion is the version of the Go guest SDK module a Go project
 // requires when no local checkout is given (Options.SDK).
@@ -42,12 +42,17 @@ type Options struct {
 	Toolhost string
 	// SDK, for Go, is a local copy of the guest SDK module (abi/guest of
 	// a toolhost checkout) the project's go.mod replaces the published
-	// one with; empty requires SDKVersion from the module proxy.
+	// one with; empty requires SDKVersion from the module proxy. For Rust
+	// it is the toolhost crate (abi/rust of a checkout), which is not
+	// published: a Rust project needs it.
 	SDK string
 }
 
 // ErrName is returned for a name Options.Name's rule refuses.
 var ErrName = errors.New("a project name is a lower-case letter, then lower-case letters, digits and underscores (at most 64)")
+
+// ErrRustSDK is returned for a Rust project without Options.SDK.
+var ErrRustSDK = errors.New("a Rust project needs the toolhost crate's folder (--sdk: abi/rust of a toolhost checkout); it is not published")
 
 // LangError is returned for a language scaffold does not know.
 type LangError struct{ Lang string }
@@ -79,6 +84,9 @@ func Write(o Options) ([]string, error) {
 	if _, err := fs.Stat(templates, root); err != nil {
 		return nil, &LangError{o.Lang}
 	}
+	if o.Lang == "rust" && o.SDK == "" {
+		return nil, ErrRustSDK
+	}
 	files, err := render(root, o)
 	if err != nil {
 		return nil, err
@@ -96,12 +104,12 @@ type fileSet map[string][]byte
 // server's binary (docs/BENCHMARKS.md, "The binary").
 func render(root string, o Options) (fileSet, error) {
 	sdkReplace := ""
-	if o.SDK != "" {
+	if o.SDK != "" && o.Lang == "go" {
 		sdkReplace = "\n\n// A local copy of the guest SDK (toolhost new --sdk); delete this line to\n" +
 			"// build against the published module.\nreplace github.com/toolhost/toolhost/abi/guest => " + o.SDK
 	}
 	fill := strings.NewReplacer("{{NAME}}", o.Name, "{{PLUGINS}}", o.Plugins, "{{TOOLHOST}}", o.Toolhost,
-		"{{SDK_VERSION}}", SDKVersion, "{{SDK_REPLACE}}", sdkReplace)
+		"{{SDK_VERSION}}", SDKVersion, "{{SDK_REPLACE}}", sdkReplace, "{{SDK}}", o.SDK)
 	files := fileSet{}
 	err := fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -139,12 +147,17 @@ func (files fileSet) write(dir string) ([]string, error) {
 	var written []string
 	for rel, b := range files {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			for _, w := range written {
-				os.Remove(w)
-			}
+		err := os.MkdirAll(filepath.Dir(p), 0o755)
+		if err == nil {
+			err = os.WriteFile(p, b, 0o644)
+		}
+		if err != nil {
 			if created {
-				os.Remove(dir)
+				os.RemoveAll(dir) // it did not exist: all in it is ours
+			} else {
+				for _, w := range written {
+					os.Remove(w)
+				}
 			}
 			return nil, err
 		}

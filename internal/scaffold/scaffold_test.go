@@ -32,6 +32,9 @@ func TestHeaderIsCurrent(t *testing.T) {
 func TestWriteFillsEveryPlaceholder(t *testing.T) {
 	for _, lang := range scaffold.Langs {
 		for _, sdk := range []string{"", "/src/toolhost/abi/guest"} {
+			if lang == "rust" && sdk == "" {
+				continue // refused: TestWriteRefuses
+			}
 			dir := filepath.Join(t.TempDir(), "p")
 			written, err := scaffold.Write(scaffold.Options{Name: "my_tool", Lang: lang, Dir: dir,
 				Plugins: "/srv/plugins", Toolhost: "/usr/bin/toolhost", SDK: sdk})
@@ -57,6 +60,12 @@ func TestWriteFillsEveryPlaceholder(t *testing.T) {
 			for _, want := range []string{"PLUGINS  ?= /srv/plugins", "TOOLHOST ?= /usr/bin/toolhost", "my_tool.wasm"} {
 				if !strings.Contains(string(mk), want) {
 					t.Errorf("%s Makefile lacks %q", lang, want)
+				}
+			}
+			if lang == "rust" {
+				toml, _ := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+				if !strings.Contains(string(toml), `toolhost = { path = "`+sdk+`" }`) || !strings.Contains(string(toml), `name = "my_tool"`) {
+					t.Errorf("Cargo.toml:\n%s", toml)
 				}
 			}
 			if lang == "go" {
@@ -89,6 +98,12 @@ func TestWriteRefuses(t *testing.T) {
 	var le *scaffold.LangError
 	if _, err := scaffold.Write(o); !errors.As(err, &le) || le.Lang != "cobol" {
 		t.Errorf("lang cobol: %v, want a LangError", err)
+	}
+
+	o = base
+	o.Lang, o.Dir = "rust", filepath.Join(t.TempDir(), "x")
+	if _, err := scaffold.Write(o); !errors.Is(err, scaffold.ErrRustSDK) {
+		t.Errorf("rust without an SDK: %v, want ErrRustSDK", err)
 	}
 
 	o = base

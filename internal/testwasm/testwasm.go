@@ -188,23 +188,7 @@ func Rust(t testing.TB, dir string) string {
 		return p
 	}
 	root := Root(t)
-	var stderr strings.Builder
-	find := exec.Command(filepath.Join(root, "scripts", "rust-toolchain.sh"))
-	find.Stderr = &stderr
-	line, err := find.Output()
-	if err != nil {
-		what := strings.TrimSpace(stderr.String())
-		if os.Getenv("CI") != "" {
-			t.Fatalf("building %s: %s (.ci/run installs rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev)", dir, what)
-		}
-		t.Skipf("building %s: %s; install rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev (Debian) to run this test", dir, what)
-	}
-	tc := map[string]string{}
-	for _, kv := range strings.Fields(string(line)) {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			tc[k] = v
-		}
-	}
+	tc := RustToolchain(t, dir)
 	name := filepath.Base(dir)
 	cmd := exec.Command(tc["CARGO"], "build", "--quiet", "--release", "--offline", "--target", tc["RUST_TARGET"], "-p", name)
 	cmd.Dir = filepath.Join(root, "tools-src-rust")
@@ -259,4 +243,30 @@ func outDir(t testing.TB) string {
 func safeName(p string) string {
 	p = strings.TrimPrefix(filepath.ToSlash(p), "./")
 	return strings.NewReplacer("/", "_", ".", "_").Replace(p)
+}
+
+// RustToolchain is the Rust toolchain scripts/rust-toolchain.sh finds
+// (CARGO, RUSTC, RUSTDOC, RUST_TARGET), for building what; the test skips
+// without one (fails under CI).
+func RustToolchain(t testing.TB, what string) map[string]string {
+	t.Helper()
+	root := Root(t)
+	var stderr strings.Builder
+	find := exec.Command(filepath.Join(root, "scripts", "rust-toolchain.sh"))
+	find.Stderr = &stderr
+	line, err := find.Output()
+	if err != nil {
+		what := what + ": " + strings.TrimSpace(stderr.String())
+		if os.Getenv("CI") != "" {
+			t.Fatalf("building %s (.ci/run installs rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev)", what)
+		}
+		t.Skipf("building %s; install rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev (Debian) to run this test", what)
+	}
+	tc := map[string]string{}
+	for _, kv := range strings.Fields(string(line)) {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			tc[k] = v
+		}
+	}
+	return tc
 }
