@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -75,15 +76,16 @@ var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 var templates embed.FS
 
 // Write makes the project and returns the paths it wrote, sorted. On an
-// error nothing is left behind but a folder it created empty (removed too).
+// error it leaves nothing behind: a folder it created is removed, and in a
+// folder that was there (empty) the files it wrote.
 func Write(o Options) ([]string, error) {
 	if !validName.MatchString(o.Name) {
 		return nil, fmt.Errorf("%q: %w", o.Name, ErrName)
 	}
-	root := "templates/" + o.Lang
-	if _, err := fs.Stat(templates, root); err != nil {
+	if !slices.Contains(Langs, o.Lang) {
 		return nil, &LangError{o.Lang}
 	}
+	root := "templates/" + o.Lang
 	if o.Lang == "rust" && o.SDK == "" {
 		return nil, ErrRustSDK
 	}
