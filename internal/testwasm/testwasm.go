@@ -143,10 +143,9 @@ func C(t testing.TB, dir string) string {
 		return p
 	}
 	missing := func(what string) {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("building %s: %s (.ci/run installs clang, lld, wasi-libc and libclang-rt-dev-wasm32)", dir, what)
-		}
-		t.Skipf("building %s: %s; install clang, lld, wasi-libc and libclang-rt-dev-wasm32 (Debian) to run this test", dir, what)
+		unavailable(t, "building "+dir+": "+what,
+			".ci/run installs clang, lld, wasi-libc and libclang-rt-dev-wasm32",
+			"install clang, lld, wasi-libc and libclang-rt-dev-wasm32 (Debian) to run this test")
 	}
 	clang, err := exec.LookPath("clang")
 	if err != nil {
@@ -256,11 +255,9 @@ func RustToolchain(t testing.TB, what string) map[string]string {
 	find.Stderr = &stderr
 	line, err := find.Output()
 	if err != nil {
-		what := what + ": " + strings.TrimSpace(stderr.String())
-		if os.Getenv("CI") != "" {
-			t.Fatalf("building %s (.ci/run installs rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev)", what)
-		}
-		t.Skipf("building %s; install rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev (Debian) to run this test", what)
+		unavailable(t, "building "+what+": "+strings.TrimSpace(stderr.String()),
+			".ci/run installs rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev",
+			"install rustc, cargo, libstd-rust-dev-wasm32 and librust-serde-json-dev (Debian) to run this test")
 	}
 	tc := map[string]string{}
 	for _, kv := range strings.Fields(string(line)) {
@@ -269,4 +266,15 @@ func RustToolchain(t testing.TB, what string) map[string]string {
 		}
 	}
 	return tc
+}
+
+// unavailable ends a test whose toolchain is missing (what): a skip that
+// says how to install it (local), or, in CI (CI set), where .ci/run or
+// make test installs it, a failure that says which does (ci).
+func unavailable(t testing.TB, what, ci, local string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (%s)", what, ci)
+	}
+	t.Skipf("%s; %s", what, local)
 }
