@@ -73,6 +73,8 @@ plugins-rust:
 $(RUST_PLUGINS): plugins/%.wasm: $(RUST_SOURCES) $(BIN)
 	cd tools-src-rust && RUSTC=$(RUST_RUSTC) $(RUST_CARGO) build --quiet --release --offline --target $(RUST_TARGET) -p $*
 	cp tools-src-rust/target/$(RUST_TARGET)/release/$*.wasm $@
+	$(BIN) manifest embed $@
+
 # AssemblyScript tools (tools-src-as/NAME -> plugins/NAME.wasm) need Node.js
 # and npm: abi/assemblyscript's pinned compiler and WASI shim are installed
 # from its package-lock.json (again only when the lock file is newer than the
