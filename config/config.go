@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/hostconf"
 )
@@ -44,8 +45,8 @@ import (
 // the layer's spelling of each value: a jitter or throttle_reserve of 0
 // ("none") is stored as -1, because both layers read 0 as "the default".
 // The config-side types that remain say why in their doc comments.
-// cmd/toolhost turns a Config into running parts; this package imports
-// only the leaf types it fills.
+// Package server turns a Config into running parts; this package imports
+// only the types it fills, and none that links WebAssembly.
 type Config struct {
 	// Dispatch is the [dispatch] section.
 	Dispatch Dispatch
@@ -91,21 +92,19 @@ type Config struct {
 	HTTP HTTP
 }
 
-// Dispatch is the [dispatch] section. It is not a dispatcher.Config because
-// the dispatcher is no leaf (it runs calls, and imports the layers that
-// do): cmd/toolhost copies these fields into one.
+// Dispatch is the [dispatch] section. Its keys are the dispatcher's own
+// Config fields, which the checker fills directly: a [dispatch] key is one
+// line in parse.go (and a field of dispatcher.Config), with no copy
+// anywhere else. The checker sets only the fields of keys (concurrency,
+// global_concurrency, queue_timeout, idempotency_ttl, max_retry_after);
+// Events, Governor, stores and the others are the server's to set.
+// [breaker] and the per-tool policies stay in Breaker and Tools, beside
+// the keys that go to other layers.
 type Dispatch struct {
-	// Concurrency (concurrency) caps each tool's executions in flight.
-	Concurrency int
-	// GlobalConcurrency (global_concurrency) caps all executions in flight.
-	GlobalConcurrency int
-	// QueueTimeout (queue_timeout) bounds a call's wait for a free slot.
-	QueueTimeout time.Duration
-	// IdempotencyTTL (idempotency_ttl) is how long a completed outcome is
-	// replayed to a call with the same idempotency key.
-	IdempotencyTTL time.Duration
+	dispatcher.Config
 	// TaskOfferAfter (task_offer_after): tools whose timeout is longer
-	// are offered to MCP clients as tasks (see TaskOfferAfter).
+	// are offered to MCP clients as tasks (see TaskOfferAfter). It is
+	// the transport's, not the dispatcher's.
 	TaskOfferAfter time.Duration
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/hostconf"
 )
@@ -65,7 +66,7 @@ func TestParseFull(t *testing.T) {
 	}
 
 	want := &Config{
-		Dispatch: Dispatch{Concurrency: 8, GlobalConcurrency: 64, QueueTimeout: 30 * time.Second, IdempotencyTTL: time.Minute},
+		Dispatch: Dispatch{Config: dispatcher.Config{Concurrency: 8, GlobalConcurrency: 64, QueueTimeout: 30 * time.Second, IdempotencyTTL: time.Minute}},
 		Breaker:  breaker.Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.25, Probes: 2},
 		Limits:   hostconf.Limits{MemoryBytes: 64 << 20, OutputBytes: 1 << 20, LogBytes: 65536},
 		Tools: map[string]Tool{

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // files and registry, the runtime's warm pools, the dispatcher's
 // breakers, the governor's quotas and the event bus, under the server's
 // access policy and --operator list (serveHTTP adds its authentication).
-func consoleOptions(f serveFlags, rt *host.Runtime, live *loader.Live, d *dispatcher.Dispatcher, gov *governor.Governor, bus *events.Bus, policy *access.Policy) console.Options {
+func consoleOptions(s Settings, rt *host.Runtime, live *loader.Live, d *dispatcher.Dispatcher, gov *governor.Governor, bus *events.Bus, policy *access.Policy) console.Options {
 	return console.Options{
 		Sources: console.Sources{
 			Files: live.Files,
@@ -36,7 +36,7 @@ func consoleOptions(f serveFlags, rt *host.Runtime, live *loader.Live, d *dispat
 			Events:   bus,
 		},
 		Access:   policy,
-		Operator: func(id string) bool { return slices.Contains(f.operators, id) },
-		Version:  version,
+		Operator: func(id string) bool { return slices.Contains(s.Operators, id) },
+		Version:  s.Version,
 	}
 }

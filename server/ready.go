@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -6,56 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync/atomic"
 
-	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 )
-
-// lazyFlags are serve's flags for when modules' code is compiled and kept,
-// and how many fresh instances run at once.
-type lazyFlags struct {
-	lazy        bool
-	warmUp      bool
-	maxResident int
-	maxFresh    int
-}
-
-func (l *lazyFlags) register(cmd *cobra.Command) {
-	fs := cmd.Flags()
-	fs.BoolVar(&l.lazy, "lazy", true, "serve at once: list modules described before (the describe cache) or carrying their manifest (toolhost manifest embed) without compiling them (each compiles in the background, or on its first call, which waits for it under the caller's deadline, not the tool's timeout), and compile the others in the background, listing each when done (/readyz says 503 until all are; a tools/list waits for them); --lazy=false compiles every module before serving")
-	fs.BoolVar(&l.warmUp, "warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready")
-	fs.IntVar(&l.maxFresh, "max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated")
-	fs.IntVar(&l.maxResident, "max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)")
-}
-
-// fromConfig takes the [runtime] keys of the config file for the flags
-// the command line did not set: a flag given wins over the file. They are
-// read at start; a config reload does not change them.
-func (l *lazyFlags) fromConfig(cmd *cobra.Command, c *config.Config) {
-	if c == nil {
-		return
-	}
-	r := c.Runtime
-	take := func(flag string, inFile bool, set func()) {
-		if inFile && !cmd.Flags().Changed(flag) {
-			set()
-		}
-	}
-	take("lazy", r.Lazy != nil, func() { l.lazy = *r.Lazy })
-	take("warm-up", r.WarmUp != nil, func() { l.warmUp = *r.WarmUp })
-	take("max-resident", r.MaxResident != nil, func() { l.maxResident = *r.MaxResident })
-	take("max-fresh", r.MaxFresh != nil, func() { l.maxFresh = *r.MaxFresh })
-}
-
-// apply sets the flags' fields of the host's config.
-func (l *lazyFlags) apply(c *host.Config) {
-	c.Lazy, c.WarmUp, c.MaxResident, c.MaxFresh = l.lazy, l.warmUp, l.maxResident, l.maxFresh
-}
 
 // readyNote adds the modules compiling on demand to what /readyz says
 // beside "ready": a replica whose first calls wait on a compile is

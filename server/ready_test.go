@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"net/http"
@@ -6,9 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 )
 
 // startState is a start whose listing the test completes.
@@ -52,25 +49,5 @@ func TestReadyzWhileStarting(t *testing.T) {
 	ready.Store(false)
 	if code, body := get(); code != http.StatusServiceUnavailable || body != "shutting down" {
 		t.Fatalf("shutdown: %d %q", code, body)
-	}
-}
-
-// TestRuntimeConfigYieldsToFlags: [runtime] sets serve's flags the command
-// line left alone, and a flag given on the command line wins over it.
-func TestRuntimeConfigYieldsToFlags(t *testing.T) {
-	c, err := config.Parse("x.toml", []byte("[runtime]\nlazy = false\nmax_fresh = 3\nmax_resident = 7\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := &cobra.Command{}
-	var l lazyFlags
-	l.register(cmd)
-	if err := cmd.Flags().Parse([]string{"--max-fresh=5"}); err != nil {
-		t.Fatal(err)
-	}
-	l.fromConfig(cmd, c)
-	if l.lazy || l.maxFresh != 5 || l.maxResident != 7 || !l.warmUp {
-		t.Fatalf("lazy=%v maxFresh=%d maxResident=%d warmUp=%v; want false, 5 (the flag), 7 (the file), true (the default)",
-			l.lazy, l.maxFresh, l.maxResident, l.warmUp)
 	}
 }

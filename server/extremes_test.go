@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"fmt"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
@@ -86,7 +85,7 @@ func extremes() []extreme {
 	count := []string{"1", "1000000"}
 	durs := []string{`"1ns"`, `"` + maxDuration + `"`}
 	dispatch := func(t *testing.T, c *config.Config) dispatcher.Config {
-		return dispatcherConfig(c, dispatcher.Config{})
+		return dispatcherConfig(c)
 	}
 	brk := func(t *testing.T, c *config.Config) breaker.Settings {
 		return breaker.New(dispatch(t, c).Breaker, breaker.Options{}).Settings()
@@ -280,33 +279,18 @@ func extremes() []extreme {
 		got:  func(t *testing.T, c *config.Config) any { return c.EgressGrants()["m.wasm"].Headers }})
 	// [runtime] reaches the host through serve's flags, which it fills
 	// where the command line said nothing.
-	served := func(c *config.Config) host.Config {
-		cmd := &cobra.Command{}
-		var l lazyFlags
-		l.register(cmd)
-		l.fromConfig(cmd, c)
-		var hc host.Config
-		l.apply(&hc)
-		return hc
-	}
 	yes := func(v string) any { return v == "true" }
 	add(extreme{section: "runtime", key: "lazy", values: []string{"false", "true"}, want: yes,
-		got: func(t *testing.T, c *config.Config) any { return served(c).Lazy }})
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).Lazy }})
 	add(extreme{section: "runtime", key: "warm_up", values: []string{"false", "true"}, want: yes,
-		got: func(t *testing.T, c *config.Config) any { return served(c).WarmUp }})
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).WarmUp }})
 	add(extreme{section: "runtime", key: "max_resident", values: []string{"0", "1000000"}, want: num2int,
-		got: func(t *testing.T, c *config.Config) any { return served(c).MaxResident }})
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).MaxResident }})
 	add(extreme{section: "runtime", key: "max_fresh", values: []string{"0", "1000000"}, want: num2int,
-		got: func(t *testing.T, c *config.Config) any { return served(c).MaxFresh }})
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).MaxFresh }})
 	// [http] reaches the listener through serve's flags, likewise.
 	add(extreme{section: "http", key: "max_conns_per_peer", values: []string{"0", "1000000"}, want: num2int,
-		got: func(t *testing.T, c *config.Config) any {
-			cmd := &cobra.Command{}
-			var f serveFlags
-			addEdgeFlags(cmd, &f)
-			edgeFromConfig(cmd, c, &f)
-			return f.maxConnsPerPeer
-		}})
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).MaxConnsPerPeer }})
 	return xs
 }
 

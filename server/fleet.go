@@ -1,13 +1,12 @@
-package main
+package server
 
 import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"net/url"
+	neturl "net/url"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/spf13/cobra"
 	brkredis "github.com/toolhost/toolhost/breaker/redisstore"
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
@@ -28,10 +27,6 @@ const (
 	eventGovernorStore = "governor.store"
 )
 
-func addRedisFlags(cmd *cobra.Command, f *serveFlags) {
-	cmd.Flags().StringVar(&f.redis, "redis", "", "share idempotency keys, quotas and breaker openings with other replicas through Redis at this URL (redis://host:port/db); overrides [redis] url (docs/SCALING.md)")
-}
-
 // fleet is a replica's link to the state it shares with the others: one
 // Redis connection, the idempotency store and the governor store on it.
 // A nil *fleet is a server on its own: every method gives the embedded
@@ -45,15 +40,15 @@ type fleet struct {
 	settings config.Redis
 }
 
-// openFleet connects to the Redis that --redis or [redis] url names, or
-// returns nil when neither does. It does not wait for Redis: a replica
+// openFleet connects to the Redis at url (--redis, or [redis] url), with
+// the rest of conf's [redis] section, or returns nil when url is empty. It does not wait for Redis: a replica
 // started before Redis serves degraded until Redis answers.
-func openFleet(flagURL string, conf *config.Config, limits idempotency.Limits, bus *events.Bus, logger *slog.Logger) (*fleet, error) {
+func openFleet(url string, conf *config.Config, limits idempotency.Limits, bus *events.Bus, logger *slog.Logger) (*fleet, error) {
 	var s config.Redis
 	if conf != nil {
 		s = conf.Redis
 	}
-	s.URL = cmp.Or(flagURL, s.URL)
+	s.URL = url
 	if s.URL == "" {
 		return nil, nil
 	}
@@ -101,7 +96,7 @@ func keyedWhileDown(s config.Redis) string {
 
 // redactURL drops a password from a Redis URL for the log.
 func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
+	if u, err := neturl.Parse(s); err == nil {
 		return u.Redacted()
 	}
 	return s

@@ -1,7 +1,6 @@
-package main
+package server
 
 import (
-	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -71,55 +70,40 @@ func TestToolOverrides(t *testing.T) {
 
 func TestDispatcherConfig(t *testing.T) {
 	c := parseConfig(t, wiringFile)
-	base := dispatcher.Config{
-		Concurrency: 3,
-		Retry:       dispatcher.RetryPolicy{MaxAttempts: 7},
-		Breaker:     breaker.Settings{Failures: 9, Window: time.Hour},
-		Tools: map[string]dispatcher.ToolPolicy{
-			"other":    {Concurrency: 1},
-			"db.write": {Breaker: breaker.Settings{Probes: 4, Window: time.Second}},
-		},
-	}
-	baseTools := maps.Clone(base.Tools)
-	d := dispatcherConfig(c, base)
+	d := dispatcherConfig(c)
 	if d.Concurrency != 8 || d.GlobalConcurrency != 64 || d.QueueTimeout != 30*time.Second || d.IdempotencyTTL != time.Minute {
 		t.Errorf("dispatch fields = %d %d %v %v", d.Concurrency, d.GlobalConcurrency, d.QueueTimeout, d.IdempotencyTTL)
-	}
-	if d.Retry.MaxAttempts != 7 {
-		t.Errorf("lost base.Retry: %+v", d.Retry)
 	}
 	if want := (breaker.Settings{Failures: 5, Window: 30 * time.Second, Cooldown: 30 * time.Second, Jitter: 0.25, Probes: 2}); d.Breaker != want {
 		t.Errorf("Breaker = %+v, want %+v", d.Breaker, want)
 	}
 	wantTools := map[string]dispatcher.ToolPolicy{
-		"other": {Concurrency: 1},
-		// Fields the file sets replace base's; jitter = 0 is "none".
-		"db.write": {Concurrency: 2, Breaker: breaker.Settings{Failures: 3, Window: time.Second, Cooldown: time.Minute, Jitter: -1, Probes: 4}},
+		// jitter = 0 is "none".
+		"db.write": {Concurrency: 2, Breaker: breaker.Settings{Failures: 3, Cooldown: time.Minute, Jitter: -1}},
 		// text.upper and math.add set neither concurrency nor breaker.
 	}
 	if !reflect.DeepEqual(d.Tools, wantTools) {
 		t.Errorf("Tools:\n got %+v\nwant %+v", d.Tools, wantTools)
 	}
-	if !reflect.DeepEqual(base.Tools, baseTools) {
-		t.Errorf("modified base.Tools: %+v", base.Tools)
+	d.Tools["db.write"] = dispatcher.ToolPolicy{}
+	if dispatcherConfig(c).Tools["db.write"].Concurrency != 2 {
+		t.Error("a caller's change to the Tools map reached the next config")
 	}
 }
 
 func TestDispatcherConfigEmptyAndPartial(t *testing.T) {
-	base := dispatcher.Config{Concurrency: 5, Breaker: breaker.Settings{Jitter: 0.5}, Tools: map[string]dispatcher.ToolPolicy{"a": {Concurrency: 1}}}
 	for _, src := range []string{"", "# nothing\n", "\n\n[dispatch]\n", "[tools]\n", "[tools.a]\ntimeout = \"1s\"\n"} {
-		if d := dispatcherConfig(parseConfig(t, src), base); !reflect.DeepEqual(d, base) {
-			t.Errorf("%q changed base: %+v", src, d)
+		if d := dispatcherConfig(parseConfig(t, src)); !reflect.DeepEqual(d, dispatcher.Config{}) {
+			t.Errorf("%q set dispatcher fields: %+v", src, d)
 		}
 	}
-	if d := dispatcherConfig(nil, base); !reflect.DeepEqual(d, base) {
-		t.Errorf("a nil Config changed base: %+v", d)
+	if d := dispatcherConfig(nil); !reflect.DeepEqual(d, dispatcher.Config{}) {
+		t.Errorf("a nil Config set dispatcher fields: %+v", d)
 	}
 
-	// Only what is set is applied.
-	d := dispatcherConfig(parseConfig(t, "[breaker]\njitter = 0\n[tools.a.breaker]\nprobes = 3\n"),
-		dispatcher.Config{Breaker: breaker.Settings{Failures: 2}})
-	if want := (breaker.Settings{Failures: 2, Jitter: -1}); d.Breaker != want {
+	// Only what is set is set.
+	d := dispatcherConfig(parseConfig(t, "[breaker]\njitter = 0\n[tools.a.breaker]\nprobes = 3\n"))
+	if want := (breaker.Settings{Jitter: -1}); d.Breaker != want {
 		t.Errorf("Breaker = %+v, want %+v", d.Breaker, want)
 	}
 	if want := map[string]dispatcher.ToolPolicy{"a": {Breaker: breaker.Settings{Probes: 3}}}; !reflect.DeepEqual(d.Tools, want) {
@@ -139,11 +123,12 @@ func TestExplicitZeroReachesTheLayer(t *testing.T) {
 	}{
 		{"breaker.jitter", "[breaker]\njitter = 0\n", "[breaker]\n",
 			func(c *config.Config) any {
-				return breaker.New(dispatcherConfig(c, dispatcher.Config{}).Breaker, breaker.Options{}).Settings().Jitter
+				return breaker.New(dispatcherConfig(c).Breaker, breaker.Options{}).Settings().Jitter
 			}, -1.0},
 		{"tools.t.breaker.jitter", "[tools.t.breaker]\njitter = 0\n", "[tools.t.breaker]\nprobes = 1\n",
 			func(c *config.Config) any {
-				d := dispatcherConfig(c, dispatcher.Config{Breaker: breaker.Settings{Jitter: 0.5}})
+				d := dispatcherConfig(c)
+				d.Breaker.Jitter = 0.5
 				per := map[string]breaker.Settings{"t": d.Tools["t"].Breaker}
 				return breaker.NewSet(d.Breaker, per, breaker.SetOptions{}).For("t").Settings().Jitter
 			}, -1.0},
