@@ -95,9 +95,9 @@ type Config struct {
 // Dispatch is the [dispatch] section. Its keys are the dispatcher's own
 // Config fields, which the checker fills directly: a [dispatch] key is one
 // line in parse.go (and a field of dispatcher.Config), with no copy
-// anywhere else. The checker sets only the fields of keys (concurrency,
-// global_concurrency, queue_timeout, idempotency_ttl, max_retry_after);
-// Events, Governor, stores and the others are the server's to set.
+// anywhere else. The checker sets only the fields its [dispatch] keys
+// name (parse.go); Events, Governor, the stores and the others are the
+// server's to set.
 // [breaker] and the per-tool policies stay in Breaker and Tools, beside
 // the keys that go to other layers.
 type Dispatch struct {
