@@ -206,6 +206,7 @@ func (p *checker) dispatch(path []string, t map[string]any, d *Dispatch) {
 		field{"global_concurrency", func(path []string, v any) { p.count(path, v, &d.GlobalConcurrency) }},
 		field{"queue_timeout", func(path []string, v any) { p.duration(path, v, &d.QueueTimeout) }},
 		field{"idempotency_ttl", func(path []string, v any) { p.duration(path, v, &d.IdempotencyTTL) }},
+		field{"max_retry_after", func(path []string, v any) { p.duration(path, v, &d.Retry.MaxRetryAfter) }},
 		field{"task_offer_after", func(path []string, v any) { p.duration(path, v, &d.TaskOfferAfter) }},
 	)
 }

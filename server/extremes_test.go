@@ -122,6 +122,8 @@ func extremes() []extreme {
 		got: func(t *testing.T, c *config.Config) any { return dispatch(t, c).QueueTimeout }})
 	add(extreme{section: "dispatch", key: "idempotency_ttl", values: durs, want: dur,
 		got: func(t *testing.T, c *config.Config) any { return dispatch(t, c).IdempotencyTTL }})
+	add(extreme{section: "dispatch", key: "max_retry_after", values: durs, want: dur,
+		got: func(t *testing.T, c *config.Config) any { return dispatch(t, c).Retry.MaxRetryAfter }})
 	add(extreme{section: "dispatch", key: "task_offer_after", values: durs, want: dur,
 		got: func(t *testing.T, c *config.Config) any { return c.TaskOfferAfter() }})
 
