@@ -17,7 +17,7 @@ import (
 // consoleOptions is what the console at /ui reads from: the loader's
 // files and registry, the runtime's warm pools, the dispatcher's
 // breakers, the governor's quotas and the event bus, under the server's
-// access policy and --operator list (serveHTTP adds its authentication).
+// access policy and --operator list (buildHTTP adds its authentication).
 func consoleOptions(s Settings, rt *host.Runtime, live *loader.Live, d *dispatcher.Dispatcher, gov *governor.Governor, bus *events.Bus, policy *access.Policy) console.Options {
 	return console.Options{
 		Sources: console.Sources{

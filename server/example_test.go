@@ -28,6 +28,7 @@ func ExampleBuild() {
 		return
 	}
 	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	srv, err := server.Build(ctx, s)
 	if err != nil {
 		fmt.Println(err)

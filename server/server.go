@@ -3,7 +3,7 @@
 // Flags returns, and the config file the checker fills) and runs it.
 //
 // Build assembles the layers in the start-up order of
-// docs/ARCHITECTURE.md: tokens, tracing, the event bus, the shared state
+// docs/ARCHITECTURE.md: tokens, the event bus, the shared state
 // and the governor, the runtime, the loader, the dispatcher, the
 // transport, and for HTTP the metrics, the mux and the listener. Run
 // serves until its context ends, then drains; Close releases what Build
@@ -85,11 +85,6 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 	if b.tokens, err = loadTokens(s); err != nil {
 		return nil, err
 	}
-	tracing, flush, err := startTracing(ctx, s.Version, b.logger)
-	if err != nil {
-		return nil, err
-	}
-	b.onClose(flush)
 	b.bus = events.New(events.Options{Logger: b.logger, Values: s.AuditArgs})
 	b.op, err = newOperator(s.File, b.bus, func(g governor.Config) (governor.Config, error) {
 		var err error
@@ -127,7 +122,7 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 	}
 	b.warnAtStart(ctx)
 	dc := b.op.DispatcherConfig()
-	dc.Events, dc.TracerProvider, dc.IdempotencyLimits = b.bus, tracing.Provider(), s.Idempotency
+	dc.Events, dc.TracerProvider, dc.IdempotencyLimits = b.bus, s.TracerProvider, s.Idempotency
 	d := dispatcher.New(b.live, b.fleet.dispatcherConfig(dc))
 	plans, err := planOptions(ctx, s, b.rt, b.bus)
 	if err != nil {
@@ -144,7 +139,7 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 		MaxSessions: s.MaxSessions, MaxBodyBytes: s.MaxBody, SessionTimeout: s.SessionTimeout,
 		Plans: plans, ExactNames: s.ToolNames == "exact", MaxSessionsPerCaller: s.MaxSessionsPerCaller,
 		Access:         policy,
-		TracerProvider: tracing.Provider(),
+		TracerProvider: s.TracerProvider,
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(b.rt),
 		Loading:        b.live,
@@ -310,8 +305,8 @@ func (b *Server) serveHTTP(ctx context.Context) error {
 }
 
 // Close releases what Build made, last made first: the console, the
-// listener, the modules, the runtime, the governor, the shared state,
-// and the spans still buffered. It may be called more than once.
+// listener, the modules, the runtime, the governor and the shared state.
+// It may be called more than once.
 func (b *Server) Close() {
 	for i := len(b.closers) - 1; i >= 0; i-- {
 		b.closers[i]()

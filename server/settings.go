@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
@@ -99,6 +101,10 @@ type Settings struct {
 	// Version is what the server says it is (/status, the console,
 	// MCP's serverInfo, traces).
 	Version string
+	// TracerProvider makes the spans of calls (the transport's, the
+	// dispatcher's, egress); nil is no tracing, at no cost. The command
+	// line makes it from the OTEL_* variables.
+	TracerProvider trace.TracerProvider
 	// Compile bounds each module's compile (host.CompileLimits); the
 	// zero value compiles in this process.
 	Compile host.CompileLimits

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -39,8 +40,13 @@ func runServe(cmd *cobra.Command, s toolserver.Settings) error {
 	if err := s.LoadFile(cmd.Flags().Changed); err != nil {
 		return err
 	}
+	tracing, flushTraces, err := startTracing(ctx, slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil)))
+	if err != nil {
+		return err
+	}
+	defer flushTraces()
 	s.TokensEnv = os.Getenv("TOOLHOST_TOKENS")
-	s.Log, s.Version, s.Compile = cmd.ErrOrStderr(), version, compileLimits()
+	s.Log, s.Version, s.Compile, s.TracerProvider = cmd.ErrOrStderr(), version, compileLimits(), tracing.Provider()
 	srv, err := toolserver.Build(ctx, s)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -246,7 +246,7 @@ func waitResident(s *proc.Child, start time.Time) error {
 }
 
 // compiling reports whether serve's /readyz says modules are compiling or
-// queued to (serve_lazy.go's readyNote).
+// queued to (server's readyNote).
 func compiling(url string) (bool, error) {
 	resp, err := http.Get(url)
 	if err != nil {

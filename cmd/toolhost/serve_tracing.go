@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"context"
@@ -15,7 +15,7 @@ const flushTimeout = 5 * time.Second
 // startTracing sets up tracing from the standard OTEL_* variables (off
 // without an endpoint: docs/TRACING.md) and returns it with the function
 // that flushes it at exit.
-func startTracing(ctx context.Context, version string, logger *slog.Logger) (*telemetry.Tracing, func(), error) {
+func startTracing(ctx context.Context, logger *slog.Logger) (*telemetry.Tracing, func(), error) {
 	tr, err := telemetry.Setup(context.WithoutCancel(ctx), telemetry.Options{ServiceVersion: version, Logger: logger})
 	if err != nil {
 		return nil, nil, err
