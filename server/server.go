@@ -51,6 +51,8 @@ type Server struct {
 	op     *Operator
 	rt     *host.Runtime
 	live   *loader.Live
+	d      *dispatcher.Dispatcher
+	policy *access.Policy
 	srv    *transport.Server
 
 	// HTTP only.
@@ -64,7 +66,7 @@ type Server struct {
 // every flag: LoadFile is for a command line that knows which flags were
 // given). On an error, what was already made is released. A ctx that
 // ends during the start-up compiles ends Build with its error.
-func Build(ctx context.Context, s Settings) (_ *Server, err error) {
+func Build(ctx context.Context, s Settings) (*Server, error) {
 	if s.File == nil && s.Config != "" {
 		if err := s.LoadFile(nil); err != nil {
 			return nil, err
@@ -77,13 +79,27 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 		s.Log = io.Discard
 	}
 	b := &Server{s: s, logger: slog.New(slog.NewJSONHandler(s.Log, nil))}
-	defer func() {
-		if err != nil {
+	// The start-up order of docs/ARCHITECTURE.md.
+	steps := []func(context.Context) error{b.buildOperator, b.buildTools, b.buildTransport}
+	if !s.Stdio {
+		steps = append(steps, b.buildHTTP)
+	}
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
 			b.Close()
+			return nil, err
 		}
-	}()
+	}
+	return b, nil
+}
+
+// buildOperator reads the tokens and starts the event bus, the shared
+// state (with --redis or [redis]) and the governor.
+func (b *Server) buildOperator(context.Context) error {
+	s := b.s
+	var err error
 	if b.tokens, err = loadTokens(s); err != nil {
-		return nil, err
+		return err
 	}
 	b.bus = events.New(events.Options{Logger: b.logger, Values: s.AuditArgs})
 	b.op, err = newOperator(s.File, b.bus, func(g governor.Config) (governor.Config, error) {
@@ -93,20 +109,26 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 	})
 	b.onClose(func() { b.fleet.Close() }) // a fleet opened before the governor failed is closed too
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b.onClose(b.op.Close)
-	cfg, gov := s.File, b.op.gov
-	if !s.Stdio && b.tokens == nil && cfg.OAuthConfig() == nil && !isLoopback(s.Addr) {
-		return nil, fmt.Errorf("refusing to serve on %s without authentication: anyone who can reach it could run tools. "+
+	if !s.Stdio && b.tokens == nil && s.File.OAuthConfig() == nil && !isLoopback(s.Addr) {
+		return fmt.Errorf("refusing to serve on %s without authentication: anyone who can reach it could run tools. "+
 			"Pass --token-file FILE (lines of identity:token; make one with: echo \"me:$(openssl rand -hex 32)\" > tokens) "+
 			"or set TOOLHOST_TOKENS, or configure [auth.oauth], or bind to 127.0.0.1", s.Addr)
 	}
+	return nil
+}
+
+// buildTools starts the runtime and the loader over the plugins folder.
+func (b *Server) buildTools(ctx context.Context) error {
+	s := b.s
 	hc := b.op.HostConfig(s.CacheDir, b.logger, s.Compile)
 	hc.Lazy, hc.WarmUp, hc.MaxResident, hc.MaxFresh = s.Lazy, s.WarmUp, s.MaxResident, s.MaxFresh
 	hc.Reuse.Off = s.Reuse == "never"
+	var err error
 	if b.rt, err = host.New(ctx, hc); err != nil {
-		return nil, err
+		return err
 	}
 	b.onClose(func() { b.rt.Close(context.Background()) })
 	lopts := b.op.LoaderOptions(s.ToolNames == "exact")
@@ -114,42 +136,47 @@ func Build(ctx context.Context, s Settings) (_ *Server, err error) {
 	lopts.OwnersFile = loader.OwnersFileFor(b.rt.CacheDir(), s.Plugins)
 	lopts.Background = s.Lazy // listen before cold modules compile
 	if b.live, err = loader.Open(ctx, b.rt, s.Plugins, lopts, b.logger); err != nil {
-		return nil, err
+		return err
 	}
 	b.onClose(b.live.Close)
 	if err := ctx.Err(); err != nil {
-		return nil, err // SIGINT or SIGTERM during the start-up compiles (which it ended)
+		return err // SIGINT or SIGTERM during the start-up compiles (which it ended)
 	}
 	b.warnAtStart(ctx)
+	return nil
+}
+
+// buildTransport makes the dispatcher over the loader's tools and the
+// MCP server over the dispatcher, with toolhost.plan, and keeps the
+// server's list in step with the folder.
+func (b *Server) buildTransport(ctx context.Context) error {
+	s, cfg := b.s, b.s.File
 	dc := b.op.DispatcherConfig()
 	dc.Events, dc.TracerProvider, dc.IdempotencyLimits = b.bus, s.TracerProvider, s.Idempotency
-	d := dispatcher.New(b.live, b.fleet.dispatcherConfig(dc))
+	b.d = dispatcher.New(b.live, b.fleet.dispatcherConfig(dc))
 	plans, err := planOptions(ctx, s, b.rt, b.bus)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if plans != nil {
 		// A step's result gets the cap a guest's response has.
 		plans.MaxResultBytes = int(cfg.HostLimits().OutputBytes)
 	}
-	policy := accessPolicy(cfg, b.tokens, s.Stdio, b.logger)
-	b.srv = transport.New(d, b.live.Registry(), transport.Options{
+	b.policy = accessPolicy(cfg, b.tokens, s.Stdio, b.logger)
+	b.srv = transport.New(b.d, b.live.Registry(), transport.Options{
 		Version: s.Version, Logger: b.logger, AuditArgs: s.AuditArgs,
 		MaxArgsBytes: s.MaxArgs, MaxCallsPerCaller: s.MaxCallsPerCaller, MaxStreamsPerCaller: s.MaxStreamsPerCaller,
 		MaxSessions: s.MaxSessions, MaxBodyBytes: s.MaxBody, SessionTimeout: s.SessionTimeout,
 		Plans: plans, ExactNames: s.ToolNames == "exact", MaxSessionsPerCaller: s.MaxSessionsPerCaller,
-		Access:         policy,
+		Access:         b.policy,
 		TracerProvider: s.TracerProvider,
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(b.rt),
 		Loading:        b.live,
 	})
 	b.live.OnChange(b.srv.SetTools)
-	b.live.OnChange(func(*registry.Registry) { d.ToolsChanged() })
-	if s.Stdio {
-		return b, nil
-	}
-	return b, b.buildHTTP(ctx, d, gov, policy)
+	b.live.OnChange(func(*registry.Registry) { b.d.ToolsChanged() })
+	return nil
 }
 
 // check refuses settings no server can run with, naming the flag.
@@ -199,8 +226,8 @@ func (b *Server) warnAtStart(ctx context.Context) {
 // buildHTTP opens the listener and mounts every endpoint: /mcp, /events,
 // /rpc, /metrics and /status behind the tokens, /healthz and /readyz
 // open, the console at /ui.
-func (b *Server) buildHTTP(ctx context.Context, d *dispatcher.Dispatcher, gov *governor.Governor, policy *access.Policy) error {
-	s, rt, live := b.s, b.rt, b.live
+func (b *Server) buildHTTP(ctx context.Context) error {
+	s, rt, live, gov := b.s, b.rt, b.live, b.op.gov
 	m := metrics.New(metrics.Gauges{
 		InFlight: func() float64 { return float64(live.InFlight()) },
 		Tools:    func() float64 { return float64(len(live.Registry().List())) },
@@ -236,7 +263,7 @@ func (b *Server) buildHTTP(ctx context.Context, d *dispatcher.Dispatcher, gov *g
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", readyz(&b.ready, live, readyNote(b.fleet.degraded, rt), live.Files))
 	mux.Handle("GET /status", require(status.handler()))
-	ui := consoleOptions(s, rt, live, d, gov, b.bus, policy)
+	ui := consoleOptions(s, rt, live, b.d, gov, b.bus, b.policy)
 	if b.tokens != nil || s.File.OAuthConfig() != nil {
 		ui.Auth = require
 	}
