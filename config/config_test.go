@@ -91,7 +91,7 @@ func TestParseFull(t *testing.T) {
 		t.Errorf("HostLimits = %+v, want %+v", got, want)
 	}
 
-	// cmd/toolhost's wiring_test.go checks what the dispatcher and the
+	// server's wiring_test.go checks what the dispatcher and the
 	// loader get from this file.
 }
 

@@ -11,7 +11,7 @@ import (
 // keys and quotas through (docs/SCALING.md). Zero fields were not set. It
 // is config-side because its keys go to several parts that are no leaves
 // (the Redis connection, the shared idempotency and governor stores) and
-// to a choice cmd/toolhost makes (Idempotency).
+// to a choice package server makes (Idempotency).
 type Redis struct {
 	// URL (url) is redis://[user:password@]host:port/db; "" means no Redis
 	// (serve --redis sets it too, and wins).

@@ -33,7 +33,7 @@ type extreme struct {
 }
 
 // Every config key's extreme values reach its layer unchanged, through
-// package config and this command's wiring: a layer that reads a zero or an
+// package config and the server's wiring: a layer that reads a zero or an
 // extreme as "the default" (throttle_reserve = 0 was silently 0.5) fails
 // here. TestExtremesCoverEveryKey keeps the table complete.
 func TestExtremesReachTheirLayer(t *testing.T) {
