@@ -113,6 +113,7 @@ type Settings struct {
 // A Flag binds one `toolhost serve` flag to its Settings field, and, for
 // a flag the config file can set too, to that key: a flag given on the
 // command line wins over the file, which wins over the flag's default.
+// A Flag is immutable.
 type Flag struct {
 	// Name is the flag's name, without dashes.
 	Name string
