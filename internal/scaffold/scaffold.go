@@ -19,7 +19,7 @@ import (
 )
 
 // Langs are the languages a project can be made in, as --lang names them.
-var Langs = []string{"go", "c", "rust"}
+var Langs = []string{"go", "c", "rust", "as"}
 
 // SDKVersion is the version of the Go guest SDK module a Go project
 // requires when no local checkout is given (Options.SDK).
@@ -45,7 +45,8 @@ type Options struct {
 	// a toolhost checkout) the project's go.mod replaces the published
 	// one with; empty requires SDKVersion from the module proxy. For Rust
 	// it is the toolhost crate (abi/rust of a checkout), which is not
-	// published: a Rust project needs it.
+	// published: a Rust project needs it. C and AssemblyScript projects
+	// carry a copy of their SDK (toolhost.h; toolhost/*.ts) and ignore it.
 	SDK string
 }
 
@@ -101,7 +102,7 @@ type fileSet map[string][]byte
 // render fills in every template (FILE.tmpl) under root, naming each
 // output after it without the suffix; other files are copied as they are
 // (the C SDK's header, a copy of abi/c/toolhost.h that make abi-bundle
-// refreshes). The placeholders are plain {{WORD}}s rather than
+// refreshes; the AssemblyScript SDK's sources likewise). The placeholders are plain {{WORD}}s rather than
 // text/template: text/template would keep every exported method in the
 // server's binary (docs/BENCHMARKS.md, "The binary").
 func render(root string, o Options) (fileSet, error) {

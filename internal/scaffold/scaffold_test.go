@@ -2,9 +2,11 @@ package scaffold_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,6 +26,50 @@ func TestHeaderIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("internal/scaffold/templates/c/toolhost.h differs from abi/c/toolhost.h: run make abi-bundle")
+	}
+}
+
+// The AssemblyScript template carries a copy of the SDK's sources, its
+// lock file (named for the project) and its compiler options, refreshed
+// by make abi-bundle: a project must start from the current SDK.
+func TestASCopyIsCurrent(t *testing.T) {
+	sdk := "../../abi/assemblyscript/"
+	srcs, err := filepath.Glob(sdk + "assembly/*.ts")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no SDK sources: %v", err)
+	}
+	copies, _ := filepath.Glob("templates/as/toolhost/*.ts")
+	if len(copies) != len(srcs) {
+		t.Errorf("templates/as/toolhost has %d files, the SDK %d: run make abi-bundle", len(copies), len(srcs))
+	}
+	for _, src := range srcs {
+		want, _ := os.ReadFile(src)
+		got, err := os.ReadFile("templates/as/toolhost/" + filepath.Base(src))
+		if _, body, _ := bytes.Cut(got, []byte("\n")); err != nil || !bytes.Equal(body, want) {
+			t.Errorf("templates/as/toolhost/%s differs from %s: run make abi-bundle", filepath.Base(src), src)
+		}
+	}
+	lock, _ := os.ReadFile(sdk + "package-lock.json")
+	tmpl, _ := os.ReadFile("templates/as/package-lock.json.tmpl")
+	if want := bytes.ReplaceAll(lock, []byte(`"@toolhost/guest"`), []byte(`"{{NAME}}"`)); !bytes.Equal(tmpl, want) {
+		t.Error("templates/as/package-lock.json.tmpl is not the SDK's lock file: run make abi-bundle")
+	}
+	type asconfig struct {
+		Targets map[string]map[string]any
+		Options map[string]any
+	}
+	var a, b asconfig
+	for p, v := range map[string]*asconfig{sdk + "asconfig.json": &a, "templates/as/asconfig.json": &b} {
+		raw, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(raw, v)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("templates/as/asconfig.json's targets and options differ from the SDK's:\n%v\n%v", b, a)
 	}
 }
 
