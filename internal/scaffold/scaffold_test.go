@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/toolhost/toolhost/internal/scaffold"
 )
 
@@ -164,5 +166,48 @@ func TestWriteRefuses(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(keep); string(b) != "mine" {
 		t.Fatal("a file of an existing folder was overwritten")
+	}
+}
+
+// An SDK path with spaces and quotes (and, for Cargo.toml, a backslash,
+// which go.mod reads as a Windows path) reaches go.mod and Cargo.toml as
+// the same path; one with a control character is refused.
+func TestWriteQuotesSDKPaths(t *testing.T) {
+	base := filepath.Join(t.TempDir(), `my "sdk" dir`)
+	for lang, sdk := range map[string]string{"go": base, "rust": base + `\x`} {
+		dir := filepath.Join(t.TempDir(), "p")
+		if _, err := scaffold.Write(scaffold.Options{Name: "q", Lang: lang, Dir: dir, Plugins: "/p", Toolhost: "toolhost", SDK: sdk}); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if lang == "go" {
+			out, err := exec.Command("go", "mod", "edit", "-json", filepath.Join(dir, "go.mod")).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go mod edit: %v\n%s", err, out)
+			}
+			var mod struct {
+				Replace []struct{ New struct{ Path string } }
+			}
+			if err := json.Unmarshal(out, &mod); err != nil || len(mod.Replace) != 1 {
+				t.Fatalf("go.mod: %v %s", err, out)
+			}
+			got = mod.Replace[0].New.Path
+		} else {
+			raw, _ := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+			var c struct {
+				Dependencies map[string]struct{ Path string } `toml:"dependencies"`
+			}
+			if err := toml.Unmarshal(raw, &c); err != nil {
+				t.Fatalf("Cargo.toml: %v\n%s", err, raw)
+			}
+			got = c.Dependencies["toolhost"].Path
+		}
+		if got != sdk {
+			t.Errorf("%s: the SDK path reads back as %q, want %q", lang, got, sdk)
+		}
+	}
+	_, err := scaffold.Write(scaffold.Options{Name: "q", Lang: "go", Dir: filepath.Join(t.TempDir(), "p"), SDK: "/a\nreplace x => y"})
+	if !errors.Is(err, scaffold.ErrPath) {
+		t.Errorf("a path with a newline: %v, want ErrPath", err)
 	}
 }
