@@ -195,12 +195,13 @@ func TestWriteQuotesSDKPaths(t *testing.T) {
 		} else {
 			raw, _ := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
 			var c struct {
-				Dependencies map[string]struct{ Path string } `toml:"dependencies"`
+				Dependencies map[string]any `toml:"dependencies"`
 			}
 			if err := toml.Unmarshal(raw, &c); err != nil {
 				t.Fatalf("Cargo.toml: %v\n%s", err, raw)
 			}
-			got = c.Dependencies["toolhost"].Path
+			dep, _ := c.Dependencies["toolhost"].(map[string]any)
+			got, _ = dep["path"].(string)
 		}
 		if got != sdk {
 			t.Errorf("%s: the SDK path reads back as %q, want %q", lang, got, sdk)
