@@ -57,8 +57,8 @@ type recent struct {
 
 func newRecent(max int) *recent { return &recent{max: max} }
 
-// follow records the bus's dispatch.result events until ctx ends.
-func (rc *recent) follow(ctx context.Context, bus *events.Bus) {
+// follow hands the bus's dispatch.result events to each until ctx ends.
+func follow(ctx context.Context, bus *events.Bus, each func(events.Event, callRow)) {
 	sub := bus.Subscribe(1024, dispatcher.EventResult)
 	go func() {
 		defer sub.Close()
@@ -71,7 +71,7 @@ func (rc *recent) follow(ctx context.Context, bus *events.Bus) {
 					return
 				}
 				if row, ok := rowOf(e); ok {
-					rc.add(row)
+					each(e, row)
 				}
 			}
 		}

@@ -1,6 +1,6 @@
 // Package console serves the operator's web console at /ui: a read-only
 // view of the tools (every module file and its state), circuit breakers,
-// governor quotas and live calls, rendered on the server with
+// governor quotas, live calls and a chart of calls/s and latency, rendered on the server with
 // small escaping writers (render.go) and refreshed by a little plain
 // JavaScript.
 //
@@ -87,6 +87,7 @@ type Console struct {
 	opts    Options
 	static  http.Handler
 	recent  *recent
+	chart   *charts
 	streams *streamCount
 	done    chan struct{}
 	stop    context.CancelFunc
@@ -103,13 +104,17 @@ func New(opts Options) *Console {
 		opts:    opts,
 		static:  http.StripPrefix("/ui/static/", http.FileServerFS(sub)),
 		recent:  newRecent(orDefault(opts.Recent, 200)),
+		chart:   newCharts(),
 		streams: newStreamCount(orDefault(opts.MaxStreams, 16), orDefault(opts.MaxStreamsPerIdentity, 4)),
 		done:    make(chan struct{}),
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if opts.Events != nil {
-		c.recent.follow(ctx, opts.Events)
+		follow(ctx, opts.Events, func(e events.Event, row callRow) {
+			c.recent.add(row)
+			c.chart.add(e.Caller, e.Time, time.Duration(row.DurationMS*float64(time.Millisecond)), row.Outcome != "ok")
+		})
 	}
 	return c
 }

@@ -216,13 +216,13 @@ func TestBreakersView(t *testing.T) {
 	f.call(t, "alice", "kit.flaky") // one failure opens it (Failures: 1)
 	f.call(t, "bob", "kit.secret")
 	_, alice := f.get(t, "/ui/view/breakers", aliceToken)
-	if !regexp.MustCompile(`(?s)kit\.flaky</td><td>open</td><td>(59\.\d|1m0)`).MatchString(alice) {
+	if !regexp.MustCompile(`(?s)kit\.flaky</td><td>open</td><td>-</td><td>(59\.\d|1m0)`).MatchString(alice) {
 		t.Errorf("alice's breakers view lacks kit.flaky open with about a minute left:\n%s", alice)
 	}
 	if strings.Contains(alice, "kit.secret") {
 		t.Error("alice sees the breaker of a tool she may not list")
 	}
-	if _, bob := f.get(t, "/ui/view/breakers", bobToken); !strings.Contains(bob, "kit.secret</td><td>closed") {
+	if _, bob := f.get(t, "/ui/view/breakers", bobToken); !strings.Contains(bob, "kit.secret</td><td>closed</td><td>0 of 1 calls (0%) in 30s; opens at 50% of 20 or more") {
 		t.Errorf("bob's breakers view:\n%s", bob)
 	}
 }
@@ -233,7 +233,7 @@ func TestGovernorViewShowsOwnUseUnlessOperator(t *testing.T) {
 	f.call(t, "bob", "kit.secret")
 	f.call(t, "bob", "kit.secret")
 	_, alice := f.get(t, "/ui/view/governor", aliceToken)
-	if !strings.Contains(alice, "upstream") || !strings.Contains(alice, "3 / ") || !strings.Contains(alice, "alice: 1") || strings.Contains(alice, "bob") {
+	if !strings.Contains(alice, "upstream") || !strings.Contains(alice, "3 / ") || !strings.Contains(alice, "from 14, until below 10") || !strings.Contains(alice, "alice: 1") || strings.Contains(alice, "bob") {
 		t.Errorf("alice's governor view (want the quota, 3 granted, her own use only):\n%s", alice)
 	}
 	if _, op := f.get(t, "/ui/view/governor", opToken); !strings.Contains(op, "alice: 1") || !strings.Contains(op, "bob: 2") {
@@ -308,4 +308,33 @@ func TestLiveCallsStream(t *testing.T) {
 	if _, err := io.Copy(io.Discard, rd); err != nil {
 		t.Fatalf("the stream did not end cleanly on CloseStreams: %v", err)
 	}
+}
+
+// The chart counts the calls a caller may see over the last minute and
+// draws the last ten: alice's own, every caller's for the operator.
+func TestChartViewCountsWhatTheCallerSees(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.call(t, "alice", "kit.echo")
+		f.call(t, "alice", "kit.flaky")
+		f.call(t, "bob", "kit.secret")
+		synctest.Wait()
+		summary := regexp.MustCompile(`<td>last minute</td><td>(\d+)</td><td>([\d.]+)</td><td>(\d+)</td><td>([^<]+)</td>`)
+		for _, tc := range []struct{ token, calls, rate, failed string }{
+			{aliceToken, "2", "0.03", "1"}, {opToken, "3", "0.05", "1"}, {bobToken, "1", "0.02", "0"},
+		} {
+			_, body := f.get(t, "/ui/view/chart", tc.token)
+			m := summary.FindStringSubmatch(body)
+			if m == nil || m[1] != tc.calls || m[2] != tc.rate || m[3] != tc.failed || m[4] == "-" {
+				t.Errorf("chart for %s: summary %q, want %s calls, %s/s, %s failed, a p50:\n%s", tc.token[:3], m, tc.calls, tc.rate, tc.failed, body)
+			}
+			if strings.Count(body, "<svg") != 2 || !strings.Contains(body, `<polyline class="p99"`) {
+				t.Errorf("chart for %s lacks its two plots:\n%s", tc.token[:3], body)
+			}
+		}
+		time.Sleep(11 * time.Minute) // synctest's clock: the calls leave the chart
+		if _, body := f.get(t, "/ui/view/chart", opToken); !summary.MatchString(body) || !strings.Contains(body, "<td>last minute</td><td>0</td>") || strings.Contains(body, `class="p99"`) {
+			t.Errorf("chart eleven minutes on still holds the calls:\n%s", body)
+		}
+	})
 }
