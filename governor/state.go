@@ -126,8 +126,8 @@ func (q *quota) observe(res Result) {
 func (q *quota) stateLocked() State {
 	s := State{Quota: q.name, Epoch: q.epoch, Used: q.used, Capacity: int64(math.Floor(q.limit.Allowance())),
 		Mode: q.mode, WindowMS: q.limit.Window.Milliseconds(), Available: math.Round(q.available*1000) / 1000,
-		Waiting: len(q.waiters),
-		Limit:   LimitInfo{Capacity: q.limit.Capacity, IntervalMS: q.limit.Interval.Milliseconds(), Burst: q.limit.Burst},
+		Waiting:       len(q.waiters),
+		Limit:         LimitInfo{Capacity: q.limit.Capacity, IntervalMS: q.limit.Interval.Milliseconds(), Burst: q.limit.Burst},
 		ThrottleAt:    int64(math.Ceil(q.g.cfg.ThrottleEnter * q.limit.Allowance())),
 		ThrottleBelow: int64(math.Ceil(q.g.cfg.ThrottleExit * q.limit.Allowance()))}
 	if !q.blockedUntil.IsZero() {
