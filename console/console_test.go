@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/plan"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -39,6 +40,7 @@ type fixture struct {
 	console *console.Console
 	handler http.Handler
 	d       *dispatcher.Dispatcher
+	bus     *events.Bus
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -104,7 +106,7 @@ func newFixture(t *testing.T) *fixture {
 	mux := http.NewServeMux()
 	mux.Handle("/ui", c.Handler())
 	mux.Handle("/ui/", c.Handler())
-	return &fixture{console: c, handler: guard.Guard(mux), d: d}
+	return &fixture{console: c, handler: guard.Guard(mux), d: d, bus: bus}
 }
 
 func (f *fixture) call(t *testing.T, caller, tool string) {
@@ -335,6 +337,43 @@ func TestChartViewCountsWhatTheCallerSees(t *testing.T) {
 		time.Sleep(11 * time.Minute) // synctest's clock: the calls leave the chart
 		if _, body := f.get(t, "/ui/view/chart", opToken); !summary.MatchString(body) || !strings.Contains(body, "<td>last minute</td><td>0</td>") || strings.Contains(body, `class="p99"`) {
 			t.Errorf("chart eleven minutes on still holds the calls:\n%s", body)
+		}
+	})
+}
+
+// A plan session run by the executor over the fixture's dispatcher shows
+// in the plans view with its revisions: the first plan's step fails, the
+// replan replaces it. Alice sees her session; bob does not.
+func TestPlansViewShowsSessionsAndRevisions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		planner := plan.PlannerFunc(func(_ context.Context, in plan.Input) ([]plan.Step, error) {
+			tool := "kit.flaky"
+			if in.LastError != nil {
+				tool = "kit.echo"
+			}
+			return []plan.Step{{ID: in.NextID, ToolName: tool, Args: json.RawMessage(`{}`)}}, nil
+		})
+		res, err := plan.New(plan.Config{Dispatcher: f.d, Planner: planner, Bus: f.bus,
+			Options: dispatcher.Options{Caller: "alice"}}).Run(context.Background(), plan.Session{ID: "s-1", Goal: "echo something"})
+		if err != nil || res.Status != plan.StatusCompleted {
+			t.Fatalf("session: %v %+v", err, res)
+		}
+		synctest.Wait()
+		_, alice := f.get(t, "/ui/view/plans", aliceToken)
+		for _, want := range []string{`data-session="s-1"`, "completed", "echo something",
+			"<td>1</td><td>kit.flaky</td><td>first plan</td><td>-</td>",
+			"<td>2</td><td>kit.echo</td><td>added 2; removed none; revised none</td><td>internal:",
+			"steps 1 succeeded, 1 failed"} {
+			if !strings.Contains(alice, want) {
+				t.Errorf("alice's plans view lacks %q:\n%s", want, alice)
+			}
+		}
+		if _, bob := f.get(t, "/ui/view/plans", bobToken); strings.Contains(bob, "s-1") {
+			t.Errorf("bob sees alice's session:\n%s", bob)
+		}
+		if _, op := f.get(t, "/ui/view/plans", opToken); !strings.Contains(op, `data-session="s-1"`) {
+			t.Errorf("the operator does not see alice's session:\n%s", op)
 		}
 	})
 }

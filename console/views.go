@@ -29,6 +29,7 @@ type pageData struct {
 	// the last minute summed.
 	Chart  []chartPoint
 	Minute chartPoint
+	Plans  []planRow
 }
 
 type fileRow struct {
@@ -60,7 +61,7 @@ type agentRow struct {
 
 // views are the sections /ui/view/NAME renders alone, for the script's
 // refreshes.
-var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "chart": true, "all": true}
+var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "chart": true, "plans": true, "all": true}
 
 func (c *Console) servePage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, "page", http.StatusOK)
@@ -95,6 +96,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, st
 	d.Quotas = c.quotas(r, v)
 	d.Calls = c.calls(v, reg, d.Filter)
 	d.Chart, d.Minute = c.charted(v)
+	d.Plans = c.plans.snapshot(v.all, v.identity)
 	var o out
 	if name == "page" {
 		renderPage(&o, d)
