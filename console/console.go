@@ -1,6 +1,6 @@
 // Package console serves the operator's web console at /ui: a read-only
 // view of the tools (every module file and its state), circuit breakers,
-// governor quotas, plan sessions, live calls and a chart of calls/s and
+// governor quotas, plan sessions, running tasks, live calls and a chart of calls/s and
 // latency, rendered on the server with
 // small escaping writers (render.go) and refreshed by a little plain
 // JavaScript.
@@ -56,6 +56,9 @@ type Sources struct {
 	Breakers func() []breaker.Status
 	// Quotas are the governor's quotas (governor.Status).
 	Quotas func(context.Context) []governor.State
+	// Tasks are the MCP tasks running on this server
+	// (transport.Server.RunningTasks).
+	Tasks func() []Task
 	// Events is the bus the dispatcher publishes calls on.
 	Events *events.Bus
 }

@@ -93,8 +93,16 @@ func newFixture(t *testing.T) *fixture {
 			Tools:    func() *registry.Registry { return reg },
 			Pools:    func() []console.Pool { return []console.Pool{{Tool: "kit.echo", Idle: 2, Busy: 1, Callers: 1}} },
 			Breakers: d.Breakers,
-			Quotas:   gov.Status,
-			Events:   bus,
+			Tasks: func() []console.Task {
+				started := time.Now().Add(-90 * time.Second)
+				return []console.Task{
+					{ID: "task-alice-0123456789", Caller: "alice", Tool: "kit.echo", Started: started, Note: "half <done>"},
+					{ID: "task-alice-secret-tool", Caller: "alice", Tool: "kit.secret", Started: started},
+					{ID: "task-bob-0123456789", Caller: "bob", Tool: "toolhost.plan", Started: started},
+				}
+			},
+			Quotas: gov.Status,
+			Events: bus,
 		},
 		Auth:     tokens.Require,
 		Access:   policy,
@@ -376,4 +384,21 @@ func TestPlansViewShowsSessionsAndRevisions(t *testing.T) {
 			t.Errorf("the operator does not see alice's session:\n%s", op)
 		}
 	})
+}
+
+// The tasks view: a caller's own running tasks of tools it may list,
+// every caller's for the operator, ids cut short and notes escaped.
+func TestTasksViewShowsOwnTasks(t *testing.T) {
+	f := newFixture(t)
+	_, alice := f.get(t, "/ui/view/tasks", aliceToken)
+	if !strings.Contains(alice, "<td>task-ali…</td><td>kit.echo</td><td>alice</td><td>1m30s</td><td>half &lt;done&gt;</td>") {
+		t.Errorf("alice's tasks view lacks her kit.echo task:\n%s", alice)
+	}
+	if strings.Contains(alice, "kit.secret") || strings.Contains(alice, "bob") || strings.Contains(alice, "0123456789") {
+		t.Errorf("alice's tasks view shows a task of a tool she may not list, bob's, or a whole id:\n%s", alice)
+	}
+	_, op := f.get(t, "/ui/view/tasks", opToken)
+	if strings.Count(op, "<tr data-tool=") != 3 || !strings.Contains(op, "toolhost.plan</td><td>bob") {
+		t.Errorf("the operator's tasks view, want all three:\n%s", op)
+	}
 }

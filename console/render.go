@@ -84,7 +84,7 @@ func renderView(o *out, name string, d pageData) {
 	case "all":
 		// Who the views are for, for the script to show after signing in.
 		o.m(`<p id="signed-in" hidden data-identity="` + esc(d.Identity) + `"></p>` + "\n")
-		for _, v := range []string{"tools", "chart", "breakers", "governor", "plans", "calls"} {
+		for _, v := range []string{"tools", "chart", "breakers", "governor", "plans", "tasks", "calls"} {
 			renderView(o, v, d)
 		}
 	case "tools":
@@ -99,6 +99,8 @@ func renderView(o *out, name string, d pageData) {
 		renderChart(o, d)
 	case "plans":
 		renderPlans(o, d)
+	case "tasks":
+		renderTasks(o, d)
 	}
 }
 

@@ -30,6 +30,7 @@ type pageData struct {
 	Chart  []chartPoint
 	Minute chartPoint
 	Plans  []planRow
+	Tasks  []taskRow
 }
 
 type fileRow struct {
@@ -61,7 +62,7 @@ type agentRow struct {
 
 // views are the sections /ui/view/NAME renders alone, for the script's
 // refreshes.
-var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "chart": true, "plans": true, "all": true}
+var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "chart": true, "plans": true, "tasks": true, "all": true}
 
 func (c *Console) servePage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, "page", http.StatusOK)
@@ -97,6 +98,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, st
 	d.Calls = c.calls(v, reg, d.Filter)
 	d.Chart, d.Minute = c.charted(v)
 	d.Plans = c.plans.snapshot(v.all, v.identity)
+	d.Tasks = c.tasks(v, reg)
 	var o out
 	if name == "page" {
 		renderPage(&o, d)

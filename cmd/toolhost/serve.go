@@ -254,7 +254,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	fl.register(m.Registry())
 	m.Registry().MustRegister(instanceMetrics(rt, live))
 	status := &statusSource{plugins: f.plugins, cfg: cfg, rt: rt, live: live}
-	ui := consoleOptions(f, rt, live, d, gov, bus, policy)
+	ui := consoleOptions(f, rt, live, d, gov, srv, bus, policy)
 	return serveHTTP(ctx, srv, bus, m, tokens, cfg.OAuthConfig(), gov, f, status, ui, readyNote(fl.degraded, rt), logger)
 }
 
