@@ -270,7 +270,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, op.loaderOptions(false))
+	loaded, err := loader.Load(ctx, rt, plugins, op.loaderOptions(false, plugins))
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		return err
 	}
 	defer rt.Close(context.Background())
-	lopts := op.loaderOptions(f.toolNames == "exact")
+	lopts := op.loaderOptions(f.toolNames == "exact", f.plugins)
 	lopts.Progress, lopts.Check = cmd.ErrOrStderr(), transport.CheckTool
 	lopts.OwnersFile = loader.OwnersFileFor(rt.CacheDir(), f.plugins)
 	lopts.Background = f.lazy.lazy // serve_lazy.go: listen before cold modules compile
