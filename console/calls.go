@@ -57,9 +57,9 @@ type recent struct {
 
 func newRecent(max int) *recent { return &recent{max: max} }
 
-// follow records the bus's dispatch.result events until ctx ends.
-func (rc *recent) follow(ctx context.Context, bus *events.Bus) {
-	sub := bus.Subscribe(1024, dispatcher.EventResult)
+// follow hands each the bus's events of the prefixes until ctx ends.
+func follow(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
+	sub := bus.Subscribe(1024, prefixes...)
 	go func() {
 		defer sub.Close()
 		for {
@@ -70,9 +70,7 @@ func (rc *recent) follow(ctx context.Context, bus *events.Bus) {
 				if !ok {
 					return
 				}
-				if row, ok := rowOf(e); ok {
-					rc.add(row)
-				}
+				each(e)
 			}
 		}
 	}()

@@ -1,6 +1,7 @@
 // Package console serves the operator's web console at /ui: a read-only
 // view of the tools (every module file and its state), circuit breakers,
-// governor quotas and live calls, rendered on the server with
+// governor quotas, plan sessions, running tasks, live calls and a chart of calls/s and
+// latency, rendered on the server with
 // small escaping writers (render.go) and refreshed by a little plain
 // JavaScript.
 //
@@ -25,6 +26,7 @@ import (
 
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
+	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/loader"
@@ -54,6 +56,9 @@ type Sources struct {
 	Breakers func() []breaker.Status
 	// Quotas are the governor's quotas (governor.Status).
 	Quotas func(context.Context) []governor.State
+	// Tasks are the MCP tasks running on this server
+	// (transport.Server.RunningTasks).
+	Tasks func() []Task
 	// Events is the bus the dispatcher publishes calls on.
 	Events *events.Bus
 }
@@ -77,6 +82,8 @@ type Options struct {
 	Now func() time.Time
 	// Recent is how many finished calls the calls view keeps; 0 is 200.
 	Recent int
+	// Plans is how many plan sessions the plans view keeps; 0 is 50.
+	Plans int
 	// MaxStreams caps the live call streams open at once (0 is 16), and
 	// MaxStreamsPerIdentity one identity's (0 is 4).
 	MaxStreams, MaxStreamsPerIdentity int
@@ -87,6 +94,8 @@ type Console struct {
 	opts    Options
 	static  http.Handler
 	recent  *recent
+	chart   *charts
+	plans   *sessions
 	streams *streamCount
 	done    chan struct{}
 	stop    context.CancelFunc
@@ -103,13 +112,21 @@ func New(opts Options) *Console {
 		opts:    opts,
 		static:  http.StripPrefix("/ui/static/", http.FileServerFS(sub)),
 		recent:  newRecent(orDefault(opts.Recent, 200)),
+		chart:   newCharts(),
+		plans:   newSessions(orDefault(opts.Plans, 50)),
 		streams: newStreamCount(orDefault(opts.MaxStreams, 16), orDefault(opts.MaxStreamsPerIdentity, 4)),
 		done:    make(chan struct{}),
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if opts.Events != nil {
-		c.recent.follow(ctx, opts.Events)
+		follow(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
+			if row, ok := rowOf(e); ok {
+				c.recent.add(row)
+				c.chart.add(e.Caller, e.Time, time.Duration(row.DurationMS*float64(time.Millisecond)), row.Outcome != "ok")
+			}
+		})
+		follow(ctx, opts.Events, planPrefixes, c.plans.add)
 	}
 	return c
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/plan"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )
@@ -39,6 +40,7 @@ type fixture struct {
 	console *console.Console
 	handler http.Handler
 	d       *dispatcher.Dispatcher
+	bus     *events.Bus
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -91,8 +93,16 @@ func newFixture(t *testing.T) *fixture {
 			Tools:    func() *registry.Registry { return reg },
 			Pools:    func() []console.Pool { return []console.Pool{{Tool: "kit.echo", Idle: 2, Busy: 1, Callers: 1}} },
 			Breakers: d.Breakers,
-			Quotas:   gov.Status,
-			Events:   bus,
+			Tasks: func() []console.Task {
+				started := time.Now().Add(-90 * time.Second)
+				return []console.Task{
+					{ID: "task-alice-0123456789", Caller: "alice", Tool: "kit.echo", Started: started, Note: "half <done>"},
+					{ID: "task-alice-secret-tool", Caller: "alice", Tool: "kit.secret", Started: started},
+					{ID: "task-bob-0123456789", Caller: "bob", Tool: "toolhost.plan", Started: started},
+				}
+			},
+			Quotas: gov.Status,
+			Events: bus,
 		},
 		Auth:     tokens.Require,
 		Access:   policy,
@@ -104,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 	mux := http.NewServeMux()
 	mux.Handle("/ui", c.Handler())
 	mux.Handle("/ui/", c.Handler())
-	return &fixture{console: c, handler: guard.Guard(mux), d: d}
+	return &fixture{console: c, handler: guard.Guard(mux), d: d, bus: bus}
 }
 
 func (f *fixture) call(t *testing.T, caller, tool string) {
@@ -216,13 +226,13 @@ func TestBreakersView(t *testing.T) {
 	f.call(t, "alice", "kit.flaky") // one failure opens it (Failures: 1)
 	f.call(t, "bob", "kit.secret")
 	_, alice := f.get(t, "/ui/view/breakers", aliceToken)
-	if !regexp.MustCompile(`(?s)kit\.flaky</td><td>open</td><td>(59\.\d|1m0)`).MatchString(alice) {
+	if !regexp.MustCompile(`(?s)kit\.flaky</td><td>open</td><td>-</td><td>(59\.\d|1m0)`).MatchString(alice) {
 		t.Errorf("alice's breakers view lacks kit.flaky open with about a minute left:\n%s", alice)
 	}
 	if strings.Contains(alice, "kit.secret") {
 		t.Error("alice sees the breaker of a tool she may not list")
 	}
-	if _, bob := f.get(t, "/ui/view/breakers", bobToken); !strings.Contains(bob, "kit.secret</td><td>closed") {
+	if _, bob := f.get(t, "/ui/view/breakers", bobToken); !strings.Contains(bob, "kit.secret</td><td>closed</td><td>0 of 1 calls (0%) in 30s; opens at 50% of 20 or more") {
 		t.Errorf("bob's breakers view:\n%s", bob)
 	}
 }
@@ -233,7 +243,7 @@ func TestGovernorViewShowsOwnUseUnlessOperator(t *testing.T) {
 	f.call(t, "bob", "kit.secret")
 	f.call(t, "bob", "kit.secret")
 	_, alice := f.get(t, "/ui/view/governor", aliceToken)
-	if !strings.Contains(alice, "upstream") || !strings.Contains(alice, "3 / ") || !strings.Contains(alice, "alice: 1") || strings.Contains(alice, "bob") {
+	if !strings.Contains(alice, "upstream") || !strings.Contains(alice, "3 / ") || !strings.Contains(alice, "from 14, until below 10") || !strings.Contains(alice, "alice: 1") || strings.Contains(alice, "bob") {
 		t.Errorf("alice's governor view (want the quota, 3 granted, her own use only):\n%s", alice)
 	}
 	if _, op := f.get(t, "/ui/view/governor", opToken); !strings.Contains(op, "alice: 1") || !strings.Contains(op, "bob: 2") {
@@ -307,5 +317,88 @@ func TestLiveCallsStream(t *testing.T) {
 	f.console.CloseStreams()
 	if _, err := io.Copy(io.Discard, rd); err != nil {
 		t.Fatalf("the stream did not end cleanly on CloseStreams: %v", err)
+	}
+}
+
+// The chart counts the calls a caller may see over the last minute and
+// draws the last ten: alice's own, every caller's for the operator.
+func TestChartViewCountsWhatTheCallerSees(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		f.call(t, "alice", "kit.echo")
+		f.call(t, "alice", "kit.flaky")
+		f.call(t, "bob", "kit.secret")
+		synctest.Wait()
+		summary := regexp.MustCompile(`<td>last minute</td><td>(\d+)</td><td>([\d.]+)</td><td>(\d+)</td><td>([^<]+)</td>`)
+		for _, tc := range []struct{ token, calls, rate, failed string }{
+			{aliceToken, "2", "0.03", "1"}, {opToken, "3", "0.05", "1"}, {bobToken, "1", "0.02", "0"},
+		} {
+			_, body := f.get(t, "/ui/view/chart", tc.token)
+			m := summary.FindStringSubmatch(body)
+			if m == nil || m[1] != tc.calls || m[2] != tc.rate || m[3] != tc.failed || m[4] == "-" {
+				t.Errorf("chart for %s: summary %q, want %s calls, %s/s, %s failed, a p50:\n%s", tc.token[:3], m, tc.calls, tc.rate, tc.failed, body)
+			}
+			if strings.Count(body, "<svg") != 2 || !strings.Contains(body, `<polyline class="p99"`) {
+				t.Errorf("chart for %s lacks its two plots:\n%s", tc.token[:3], body)
+			}
+		}
+		time.Sleep(11 * time.Minute) // synctest's clock: the calls leave the chart
+		if _, body := f.get(t, "/ui/view/chart", opToken); !summary.MatchString(body) || !strings.Contains(body, "<td>last minute</td><td>0</td>") || strings.Contains(body, `class="p99"`) {
+			t.Errorf("chart eleven minutes on still holds the calls:\n%s", body)
+		}
+	})
+}
+
+// A plan session run by the executor over the fixture's dispatcher shows
+// in the plans view with its revisions: the first plan's step fails, the
+// replan replaces it. Alice sees her session; bob does not.
+func TestPlansViewShowsSessionsAndRevisions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t)
+		planner := plan.PlannerFunc(func(_ context.Context, in plan.Input) ([]plan.Step, error) {
+			tool := "kit.flaky"
+			if in.LastError != nil {
+				tool = "kit.echo"
+			}
+			return []plan.Step{{ID: in.NextID, ToolName: tool, Args: json.RawMessage(`{}`)}}, nil
+		})
+		res, err := plan.New(plan.Config{Dispatcher: f.d, Planner: planner, Bus: f.bus,
+			Options: dispatcher.Options{Caller: "alice"}}).Run(context.Background(), plan.Session{ID: "s-1", Goal: "echo something"})
+		if err != nil || res.Status != plan.StatusCompleted {
+			t.Fatalf("session: %v %+v", err, res)
+		}
+		synctest.Wait()
+		_, alice := f.get(t, "/ui/view/plans", aliceToken)
+		for _, want := range []string{`data-session="s-1"`, "completed", "echo something",
+			"<td>1</td><td>kit.flaky</td><td>first plan</td><td>-</td>",
+			"<td>2</td><td>kit.echo</td><td>added 2; removed none; revised none</td><td>internal:",
+			"steps 1 succeeded, 1 failed"} {
+			if !strings.Contains(alice, want) {
+				t.Errorf("alice's plans view lacks %q:\n%s", want, alice)
+			}
+		}
+		if _, bob := f.get(t, "/ui/view/plans", bobToken); strings.Contains(bob, "s-1") {
+			t.Errorf("bob sees alice's session:\n%s", bob)
+		}
+		if _, op := f.get(t, "/ui/view/plans", opToken); !strings.Contains(op, `data-session="s-1"`) {
+			t.Errorf("the operator does not see alice's session:\n%s", op)
+		}
+	})
+}
+
+// The tasks view: a caller's own running tasks of tools it may list,
+// every caller's for the operator, ids cut short and notes escaped.
+func TestTasksViewShowsOwnTasks(t *testing.T) {
+	f := newFixture(t)
+	_, alice := f.get(t, "/ui/view/tasks", aliceToken)
+	if !strings.Contains(alice, "<td>task-ali…</td><td>kit.echo</td><td>alice</td><td>1m30s</td><td>half &lt;done&gt;</td>") {
+		t.Errorf("alice's tasks view lacks her kit.echo task:\n%s", alice)
+	}
+	if strings.Contains(alice, "kit.secret") || strings.Contains(alice, "bob") || strings.Contains(alice, "0123456789") {
+		t.Errorf("alice's tasks view shows a task of a tool she may not list, bob's, or a whole id:\n%s", alice)
+	}
+	_, op := f.get(t, "/ui/view/tasks", opToken)
+	if strings.Count(op, "<tr data-tool=") != 3 || !strings.Contains(op, "toolhost.plan</td><td>bob") {
+		t.Errorf("the operator's tasks view, want all three:\n%s", op)
 	}
 }

@@ -84,7 +84,7 @@ func renderView(o *out, name string, d pageData) {
 	case "all":
 		// Who the views are for, for the script to show after signing in.
 		o.m(`<p id="signed-in" hidden data-identity="` + esc(d.Identity) + `"></p>` + "\n")
-		for _, v := range []string{"tools", "breakers", "governor", "calls"} {
+		for _, v := range []string{"tools", "chart", "breakers", "governor", "plans", "tasks", "calls"} {
 			renderView(o, v, d)
 		}
 	case "tools":
@@ -95,6 +95,12 @@ func renderView(o *out, name string, d pageData) {
 		renderGovernor(o, d)
 	case "calls":
 		renderCalls(o, d)
+	case "chart":
+		renderChart(o, d)
+	case "plans":
+		renderPlans(o, d)
+	case "tasks":
+		renderTasks(o, d)
 	}
 }
 
@@ -139,9 +145,9 @@ func renderBreakers(o *out, d pageData) {
 		o.m("<p class=\"empty\">No breakers yet: every tool is closed until it is called.</p>\n</section>\n")
 		return
 	}
-	o.m("<table>\n<thead><tr><th>tool</th><th>state</th><th>cool-down left</th></tr></thead>\n<tbody>")
+	o.m("<table>\n<thead><tr><th>tool</th><th>state</th><th>failure rate</th><th>cool-down left</th></tr></thead>\n<tbody>")
 	for _, b := range d.Breakers {
-		o.row("breaker-"+b.State, b.Tool, b.Tool, b.State, orDash(b.CoolDown))
+		o.row("breaker-"+b.State, b.Tool, b.Tool, b.State, b.Failures, orDash(b.CoolDown))
 	}
 	o.m("</tbody></table>\n</section>\n")
 }
@@ -152,7 +158,7 @@ func renderGovernor(o *out, d pageData) {
 		o.m("<p class=\"empty\">No quotas configured.</p>\n</section>\n")
 		return
 	}
-	o.m("<table>\n<thead><tr><th>quota</th><th>level</th><th>granted / capacity</th><th>tokens now</th><th>waiting</th>" +
+	o.m("<table>\n<thead><tr><th>quota</th><th>level</th><th>granted / capacity</th><th>throttles</th><th>tokens now</th><th>waiting</th>" +
 		"<th>blocked until</th><th>use per agent</th></tr></thead>\n<tbody>")
 	for _, q := range d.Quotas {
 		var agents []string
@@ -163,7 +169,8 @@ func renderGovernor(o *out, d pageData) {
 			}
 			agents = append(agents, fmt.Sprintf("%s: %d", name, a.Used))
 		}
-		o.row("", "", q.Name, q.Mode, fmt.Sprintf("%d / %d", q.Used, q.Capacity), q.Available, fmt.Sprint(q.Waiting),
+		o.row("", "", q.Name, q.Mode, fmt.Sprintf("%d / %d", q.Used, q.Capacity),
+			fmt.Sprintf("from %d, until below %d", q.ThrottleAt, q.ThrottleBelow), q.Available, fmt.Sprint(q.Waiting),
 			orDash(q.Blocked), orDash(strings.Join(agents, ", ")))
 	}
 	o.m("</tbody></table>\n</section>\n")

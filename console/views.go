@@ -25,6 +25,12 @@ type pageData struct {
 	Breakers []breakerRow
 	Quotas   []quotaRow
 	Calls    []callRow
+	// Chart is the last ten minutes by chartStep, oldest first; Minute
+	// the last minute summed.
+	Chart  []chartPoint
+	Minute chartPoint
+	Plans  []planRow
+	Tasks  []taskRow
 }
 
 type fileRow struct {
@@ -37,11 +43,13 @@ type toolRow struct {
 	Pool                              *Pool
 }
 
-type breakerRow struct{ Tool, State, CoolDown string }
+type breakerRow struct{ Tool, State, CoolDown, Failures string }
 
 type quotaRow struct {
 	Name, Mode, Blocked string
 	Used, Capacity      int64
+	ThrottleAt          int64
+	ThrottleBelow       int64
 	Available           string
 	Waiting             int
 	Agents              []agentRow
@@ -54,7 +62,7 @@ type agentRow struct {
 
 // views are the sections /ui/view/NAME renders alone, for the script's
 // refreshes.
-var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "all": true}
+var views = map[string]bool{"tools": true, "breakers": true, "governor": true, "calls": true, "chart": true, "plans": true, "tasks": true, "all": true}
 
 func (c *Console) servePage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, "page", http.StatusOK)
@@ -88,6 +96,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, st
 	d.Breakers = c.breakers(v, reg)
 	d.Quotas = c.quotas(r, v)
 	d.Calls = c.calls(v, reg, d.Filter)
+	d.Chart, d.Minute = c.charted(v)
+	d.Plans = c.plans.snapshot(v.all, v.identity)
+	d.Tasks = c.tasks(v, reg)
 	var o out
 	if name == "page" {
 		renderPage(&o, d)
@@ -192,6 +203,19 @@ func short(sha string) string {
 	return sha
 }
 
+// failureRate is a closed breaker's window against its trip point.
+func failureRate(b breaker.Status) string {
+	if b.State != breaker.Closed {
+		return "-"
+	}
+	rate := "0%"
+	if b.Calls > 0 {
+		rate = fmt.Sprintf("%.0f%%", 100*float64(b.Failures)/float64(b.Calls))
+	}
+	return fmt.Sprintf("%d of %d calls (%s) in %s; opens at %.0f%% of %d or more", b.Failures, b.Calls, rate,
+		b.Settings.Window, 100*b.Settings.FailureRate, b.Settings.MinCalls)
+}
+
 func (c *Console) breakers(v viewer, reg *registry.Registry) []breakerRow {
 	if c.opts.Breakers == nil {
 		return nil
@@ -202,13 +226,25 @@ func (c *Console) breakers(v viewer, reg *registry.Registry) []breakerRow {
 		if !c.visibleTool(v, reg, b.Tool) {
 			continue
 		}
-		row := breakerRow{Tool: b.Tool, State: b.State.String()}
+		row := breakerRow{Tool: b.Tool, State: b.State.String(), Failures: failureRate(b)}
 		if b.State == breaker.Open && !b.RetryAt.IsZero() {
 			row.CoolDown = max(b.RetryAt.Sub(now), 0).Round(100 * time.Millisecond).String()
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// charted is the chart of the calls the caller may see: every caller's
+// for one who sees everything, else its own (of any tool: the chart's
+// series are kept per caller, not per tool).
+func (c *Console) charted(v viewer) ([]chartPoint, chartPoint) {
+	pts := c.chart.view(c.opts.Now(), v.all, v.identity)
+	out := make([]chartPoint, len(pts))
+	for i := range pts {
+		out[i] = span(pts[i : i+1])
+	}
+	return out, span(pts[len(pts)-int(time.Minute/chartStep):])
 }
 
 // quotas: every quota's level; the use per agent is every agent's for a
@@ -220,6 +256,7 @@ func (c *Console) quotas(r *http.Request, v viewer) []quotaRow {
 	var out []quotaRow
 	for _, q := range c.opts.Quotas(r.Context()) {
 		row := quotaRow{Name: q.Quota, Mode: string(q.Mode), Used: q.Used, Capacity: q.Capacity,
+			ThrottleAt: q.ThrottleAt, ThrottleBelow: q.ThrottleBelow,
 			Available: fmt.Sprintf("%.1f", q.Available), Waiting: q.Waiting}
 		if q.BlockedUntil != nil && q.Mode == governor.ModeBlocked {
 			row.Blocked = q.BlockedUntil.UTC().Format(time.RFC3339)

@@ -44,7 +44,8 @@ type Live struct {
 	mu        sync.Mutex // guards the fields below; not held while compiling
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
-	reasons   map[string]string // path -> why its rejected bytes were refused
+	reasons   map[string]string // path -> why its rejected (or untrusted) bytes were refused
+	untrusted map[string]string // path -> sha256 of bytes the trust gate refused (trust.go), asked again each rescan
 	loading   map[string]string // path -> sha256 a rescan is compiling now
 	loaded    chan struct{}     // closed when loading empties; nil while it is empty
 	stamps    map[string]stamp  // path -> size and mtime when last read
@@ -118,7 +119,7 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 // newLive is the folder before its first scan, read from the file system.
 func newLive(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) *Live {
 	return &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{},
+		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{}, untrusted: map[string]string{},
 		loading: map[string]string{}, claims: newClaims(ctx),
 		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 }
@@ -266,6 +267,12 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			next[p] = old
 			continue
 		}
+		if !l.trusted(p, sha, ch) {
+			if old, ok := l.files[p]; ok {
+				next[p] = old
+			}
+			continue
+		}
 		if l.rejected[p] == sha {
 			if old, ok := l.files[p]; ok {
 				next[p] = old
@@ -290,6 +297,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			delete(l.reasons, p)
 		}
 	}
+	l.forgetUntrusted(stamps)
 	if !l.started {
 		l.startTotal = len(stamps)
 		if l.bg != nil {

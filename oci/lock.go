@@ -93,6 +93,50 @@ func (l *Lock) Set(m LockedFile) {
 	slices.SortFunc(l.Modules, func(a, b LockedFile) int { return strings.Compare(a.Name, b.Name) })
 }
 
+// NotSignedError says why a lock file does not vouch for a module file's
+// bytes ([trust] require = "signed").
+type NotSignedError struct {
+	// Name is the module's file name; Why, what the lock file says of it.
+	Name, Why string
+}
+
+func (e *NotSignedError) Error() string {
+	return fmt.Sprintf("%s: %s; pull it with toolhost pull and a trusted key", e.Name, e.Why)
+}
+
+// Signed returns nil when l records the bytes of module file name whose
+// sha256 is sum (hex) as pulled with a verified signature, and a
+// *NotSignedError saying what it records otherwise.
+func (l *Lock) Signed(name, sum string) error {
+	i := slices.IndexFunc(l.Modules, func(m LockedFile) bool { return m.Name == name })
+	if i < 0 {
+		return &NotSignedError{name, "the lock file has no entry for it (copied into the folder by hand?)"}
+	}
+	m := l.Modules[i]
+	if m.ModuleDigest != "sha256:"+sum {
+		return &NotSignedError{name, fmt.Sprintf("its bytes (sha256:%s) are not the %s the lock file records for %s (changed after the pull?)",
+			sum, m.ModuleDigest, m.Reference)}
+	}
+	if m.Signer == "" {
+		return &NotSignedError{name, fmt.Sprintf("the lock file records %s as pulled without a verified signature (--insecure-skip-verify)", m.Reference)}
+	}
+	return nil
+}
+
+// LockGate is the trust gate of a plugins folder under [trust] require =
+// "signed" (loader.Options.Admit): it reads dir's lock file on each
+// question, as a pull may have written it since, and admits what Signed
+// admits. A lock file that cannot be read admits nothing.
+func LockGate(dir string) func(name, sum string) error {
+	return func(name, sum string) error {
+		l, err := ReadLock(dir)
+		if err != nil {
+			return fmt.Errorf("%s: the lock file cannot be read: %w", name, err)
+		}
+		return l.Signed(name, sum)
+	}
+}
+
 // Write writes l into dir atomically.
 func (l *Lock) Write(dir string) error {
 	b, err := json.MarshalIndent(l, "", "  ")

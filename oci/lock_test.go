@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,5 +46,39 @@ func TestLockRoundTripAndRefusals(t *testing.T) {
 		if _, err := ReadLock(dir); err == nil {
 			t.Errorf("%s: read without error", name)
 		}
+	}
+}
+
+// The lock gate admits a file whose bytes the lock records as pulled with
+// a verified signature, and says what it records otherwise; an unreadable
+// lock admits nothing.
+func TestLockGate(t *testing.T) {
+	dir := t.TempDir()
+	sum := strings.Repeat("b", 64)
+	l, _ := ReadLock(dir)
+	l.Set(LockedFile{Name: "echo.wasm", Reference: "oci://r/echo:v1", Digest: "sha256:" + sum, ModuleDigest: "sha256:" + sum, Signer: "key SHA256:abc"})
+	l.Set(LockedFile{Name: "raw.wasm", Reference: "oci://r/raw:v1", Digest: "sha256:" + sum, ModuleDigest: "sha256:" + sum})
+	if err := l.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	gate := LockGate(dir)
+	if err := gate("echo.wasm", sum); err != nil {
+		t.Errorf("signed, recorded bytes: %v", err)
+	}
+	for _, tc := range []struct{ name, sum, want string }{
+		{"echo.wasm", strings.Repeat("c", 64), "changed after the pull"},
+		{"raw.wasm", sum, "without a verified signature"},
+		{"copied.wasm", sum, "no entry for it"},
+	} {
+		var ns *NotSignedError
+		if err := gate(tc.name, tc.sum); !errors.As(err, &ns) || ns.Name != tc.name || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a NotSignedError saying %q", tc.name, err, tc.want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, LockFile), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := gate("echo.wasm", sum); err == nil || !strings.Contains(err.Error(), "cannot be read") {
+		t.Errorf("an unreadable lock file: %v, want a refusal", err)
 	}
 }

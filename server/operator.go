@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/oci"
 	"github.com/toolhost/toolhost/registry"
 )
 
@@ -88,12 +89,17 @@ func (o *Operator) DispatcherConfig() dispatcher.Config {
 	return d
 }
 
-// LoaderOptions are the operator's word on the tools for the loader: the
-// per-tool overrides and views, the module prefixes, and whether wire names
-// stay exact (serve --tool-names=exact).
-func (o *Operator) LoaderOptions(exactNames bool) loader.Options {
-	return loader.Options{Overrides: toolOverrides(o.conf), Prefixes: o.conf.Prefixes(), ExactNames: exactNames,
+// LoaderOptions are the operator's word on the tools of the plugins
+// folder for the loader: the per-tool overrides and views, the module
+// prefixes, whether wire names stay exact (serve --tool-names=exact), and
+// with [trust] require = "signed" the lock file's gate.
+func (o *Operator) LoaderOptions(exactNames bool, plugins string) loader.Options {
+	opts := loader.Options{Overrides: toolOverrides(o.conf), Prefixes: o.conf.Prefixes(), ExactNames: exactNames,
 		Reuse: o.conf.ModuleReuse()}
+	if o.conf.RequiresSigned() {
+		opts.Admit, opts.AdmitFile = oci.LockGate(plugins), oci.LockFile
+	}
+	return opts
 }
 
 // warnUnusedPrefixes warns about [modules."M.wasm"] prefixes for files the

@@ -117,6 +117,9 @@ func readyz(ready *atomic.Bool, start starting, degraded func() string, files fu
 				if f.State == loader.StateServing && f.Verifying {
 					b.WriteString(" (listed from its embedded manifest; code compiling)")
 				}
+				if f.State == loader.StateRefused && f.Reason != "" {
+					fmt.Fprintf(&b, " (%s)", strings.ReplaceAll(f.Reason, "\n", " "))
+				}
 				b.WriteString("\n")
 			}
 		}

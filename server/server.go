@@ -131,7 +131,7 @@ func (b *Server) buildTools(ctx context.Context) error {
 		return err
 	}
 	b.onClose(func() { b.rt.Close(context.Background()) })
-	lopts := b.op.LoaderOptions(s.ToolNames == "exact")
+	lopts := b.op.LoaderOptions(s.ToolNames == "exact", s.Plugins)
 	lopts.Progress, lopts.Check = s.Log, transport.CheckTool
 	lopts.OwnersFile = loader.OwnersFileFor(b.rt.CacheDir(), s.Plugins)
 	lopts.Background = s.Lazy // listen before cold modules compile
@@ -263,7 +263,7 @@ func (b *Server) buildHTTP(ctx context.Context) error {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", readyz(&b.ready, live, readyNote(b.fleet.degraded, rt), live.Files))
 	mux.Handle("GET /status", require(status.handler()))
-	ui := consoleOptions(s, rt, live, b.d, gov, b.bus, b.policy)
+	ui := consoleOptions(s, rt, live, b.d, gov, b.srv, b.bus, b.policy)
 	if b.tokens != nil || s.File.OAuthConfig() != nil {
 		ui.Auth = require
 	}

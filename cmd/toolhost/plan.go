@@ -275,7 +275,7 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, op.LoaderOptions(false))
+	loaded, err := loader.Load(ctx, rt, plugins, op.LoaderOptions(false, plugins))
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
@@ -72,13 +74,8 @@ Plain HTTP is used only for a loopback registry or one given with
 			if len(args) == 0 {
 				return repull(cmd, c, v, plugins, lock, insecure)
 			}
-			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins)
+			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins, lock, ref.String())
 			if err != nil {
-				return err
-			}
-			entry.Reference = ref.String()
-			lock.Set(entry)
-			if err := lock.Write(plugins); err != nil {
 				return err
 			}
 			printPulled(cmd, plugins, entry)
@@ -150,7 +147,7 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 		if ref, err = ref.AtDigest(m.Digest); err != nil {
 			return err
 		}
-		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, m.Name)
+		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, lock, m.Reference, m.Name)
 		if err != nil {
 			return err
 		}
@@ -160,9 +157,10 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 }
 
 // pullInto fetches ref and writes it into dir, as name when one is given
-// (else oci.ModuleName). wantModule, when set, is the module digest the
+// (else oci.ModuleName), recording it in lock (and dir's lock file) as
+// pulled from record. wantModule, when set, is the module digest the
 // bytes must have.
-func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, name ...string) (oci.LockedFile, error) {
+func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, lock *oci.Lock, record string, name ...string) (oci.LockedFile, error) {
 	a, err := c.Pull(ctx, ref)
 	if err != nil {
 		return oci.LockedFile{}, err
@@ -184,10 +182,21 @@ func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference,
 	if len(name) > 0 {
 		n = name[0]
 	}
-	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
+	entry := oci.LockedFile{Name: n, Reference: record, Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}
+	// The lock file first: a server that loads only what it vouches for
+	// ([trust] require = "signed") must find the entry when the module
+	// lands. A module that cannot be written takes its entry back out.
+	before := slices.Clone(lock.Modules)
+	lock.Set(entry)
+	if err := lock.Write(dir); err != nil {
+		lock.Modules = before
 		return oci.LockedFile{}, err
 	}
-	return oci.LockedFile{Name: n, Reference: ref.String(), Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}, nil
+	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
+		lock.Modules = before
+		return oci.LockedFile{}, errors.Join(err, lock.Write(dir))
+	}
+	return entry, nil
 }
 
 func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {

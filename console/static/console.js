@@ -65,7 +65,7 @@
   // refresh replaces the static views; the calls view is kept (live).
   async function refresh() {
     try {
-      for (const name of ["tools", "breakers", "governor"]) {
+      for (const name of ["tools", "chart", "breakers", "governor", "plans", "tasks"]) {
         const fresh = (await fetchView(name)).querySelector("section");
         const old = $("view-" + name);
         if (fresh && old) old.replaceWith(fresh);
