@@ -80,6 +80,9 @@ type Config struct {
 	Redis Redis
 	// Trust is the [trust] section (see trust.go): keys pull trusts.
 	Trust Trust
+	// Registries are the [registries."HOST"] tables (see registries.go):
+	// credentials and plain HTTP for pull and push, by registry host.
+	Registries map[string]Registry
 	// Reuse is the [reuse] section (see reuse.go): the bounds of warm
 	// instances. Its zero fields were not set; Off is never set by the
 	// file (serve --reuse=never is the switch).

@@ -237,6 +237,19 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 		all = append(all, slot{kv, "client_secret"})
 		defer func() { o.ClientSecret = kv["client_secret"] }()
 	}
+	for host, r := range c.Registries {
+		kv := map[string]Secret{}
+		for name, s := range map[string]Secret{"password": r.Password, "token": r.Token} {
+			if !s.IsZero() {
+				kv[name] = s
+				all = append(all, slot{kv, name})
+			}
+		}
+		defer func() {
+			r.Password, r.Token = kv["password"], kv["token"]
+			c.Registries[host] = r
+		}()
+	}
 	slices.SortFunc(all, func(a, b slot) int {
 		return cmp.Or(cmp.Compare(a.kv[a.name].pos.off, b.kv[b.name].pos.off), cmp.Compare(a.kv[a.name].key, b.kv[b.name].key))
 	})

@@ -37,29 +37,29 @@ Without a reference, pull fetches again every module toolhost.lock records,
 by the digest it pins (a tag that has moved since is not followed).
 
 Plain HTTP is used only for a loopback registry or one given with
---insecure-registry. Credentials come from the Docker config file
-($DOCKER_CONFIG/config.json, as 'docker login' writes it).`,
+--insecure-registry (or [registries."HOST"] insecure = true in the config
+file). Credentials come from the config file's [registries."HOST"]
+(username and password, or token, each a secret reference such as
+{env = "GHCR_TOKEN"}), else the Docker config file ($DOCKER_CONFIG/config.json,
+as 'docker login' writes it).`,
 		Example: `  toolhost pull --key cosign.pub oci://ghcr.io/acme/echo:v1
   toolhost pull --key cosign.pub oci://localhost:5000/echo@sha256:4f1c…
   toolhost pull --key cosign.pub   # what plugins/toolhost.lock pins`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, trusted, err := registryOptions(configFile, insecure)
+			if err != nil {
+				return err
+			}
+			insecure = opts.Insecure
 			var ref oci.Reference
 			if len(args) == 1 {
-				var err error
 				if ref, err = oci.ParseReference(args[0], insecure); err != nil {
 					return err
 				}
 			}
-			keys := keyFiles
-			if configFile != "" {
-				cfg, err := config.Load(configFile)
-				if err != nil {
-					return err
-				}
-				keys = append(trustKeys(configFile, cfg.Trust.Keys), keys...)
-			}
-			c := oci.New(oci.Options{Insecure: insecure})
+			keys := append(trusted, keyFiles...)
+			c := oci.New(opts)
 			v, err := newVerifier(c, keys, skipVerify)
 			if err != nil {
 				return err
@@ -85,9 +85,34 @@ Plain HTTP is used only for a loopback registry or one given with
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringSliceVar(&keyFiles, "key", nil, "trusted public key FILE.pub (PEM, as cosign writes it; repeatable)")
-	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust (docs/CONFIG.md)")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust and [registries] to use (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&skipVerify, "insecure-skip-verify", false, "write the module without checking its signature (this pull only)")
 	return cmd
+}
+
+// registryOptions are the registry client's options from the config file
+// (none when configFile is empty): its [registries] credentials (secrets
+// resolved) before the Docker config file's, its insecure registries after
+// the flag's, and its [trust] keys.
+func registryOptions(configFile string, insecure []string) (oci.Options, []string, error) {
+	if configFile == "" {
+		return oci.Options{Insecure: insecure}, nil, nil
+	}
+	cfg, err := config.Load(configFile)
+	if err == nil {
+		err = cfg.ResolveSecrets()
+	}
+	if err != nil {
+		return oci.Options{}, nil, err
+	}
+	creds := map[string]oci.Credentials{}
+	for host, r := range cfg.Registries {
+		if r.Username != "" || !r.Token.IsZero() {
+			creds[host] = oci.Credentials{Username: r.Username, Password: r.Password.Value(), IdentityToken: r.Token.Value()}
+		}
+	}
+	opts := oci.Options{Insecure: append(slices.Clone(insecure), cfg.InsecureRegistries()...), Keychain: oci.ConfigKeychain(creds, nil)}
+	return opts, trustKeys(configFile, cfg.Trust.Keys), nil
 }
 
 // trustKeys resolves [trust] keys: a relative file name is relative to
@@ -205,7 +230,7 @@ func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
 
 func newPushCmd() *cobra.Command {
 	var insecure []string
-	var signKey string
+	var signKey, configFile string
 	cmd := &cobra.Command{
 		Use:   "push FILE.wasm oci://REGISTRY/REPO[:TAG]",
 		Short: "Publish a tool module to an OCI registry",
@@ -228,7 +253,11 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 			if _, err := wasmcheck.Check(b); err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			ref, err := oci.ParseReference(args[1], insecure)
+			opts, _, err := registryOptions(configFile, insecure)
+			if err != nil {
+				return err
+			}
+			ref, err := oci.ParseReference(args[1], opts.Insecure)
 			if err != nil {
 				return err
 			}
@@ -242,7 +271,7 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 					return fmt.Errorf("%s: %w", signKey, err)
 				}
 			}
-			c := oci.New(oci.Options{Insecure: insecure})
+			c := oci.New(opts)
 			pinned, err := c.Push(cmd.Context(), ref, b)
 			if err != nil {
 				return err
@@ -258,5 +287,6 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 	}
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringVar(&signKey, "sign", "", "sign with this private key FILE (cosign's format; $COSIGN_PASSWORD)")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [registries] to use (docs/CONFIG.md)")
 	return cmd
 }
