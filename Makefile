@@ -327,6 +327,23 @@ bench-e2e: build plugins
 	$(GO) build -o bin/bench-e2e ./internal/bench/e2e
 	bin/bench-e2e $(E2E_FLAGS)
 
+# Each layer of one call alone (docs/BENCHMARKS.md, "Each layer's cost"): the
+# guest through plain wazero, the host, validation, the dispatcher, the HTTP
+# transport in process, all of them, and the Go SDK floor, on text.count
+# (internal/bench/layers, tests only). LAYERS_COUNT rounds, each running
+# every arm, so the arms interleave; benchstat reads bin/layers.txt.
+LAYERS_COUNT ?= 6
+LAYERS_BENCHTIME ?= 2000x
+BENCHSTAT ?= $(shell command -v benchstat || echo $$($(GO) env GOPATH)/bin/benchstat)
+.PHONY: bench-layers
+bench-layers:
+	@mkdir -p bin
+	rm -f bin/layers.txt
+	set -e; for i in $$(seq $(LAYERS_COUNT)); do \
+		$(GO) test -run '^$$' -bench Layers -benchmem -benchtime $(LAYERS_BENCHTIME) -count=1 ./internal/bench/layers > bin/layers.round; \
+		grep Benchmark bin/layers.round | tee -a bin/layers.txt; done
+	@test -x $(BENCHSTAT) && $(BENCHSTAT) bin/layers.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
+
 # One tool call across hosts, in one benchmark (bench/extism, a module of its
 # own so that Extism stays out of toolhost's dependencies): plain wazero fresh
 # and warm, toolhost fresh and with the dispatcher, Extism go-sdk fresh and
