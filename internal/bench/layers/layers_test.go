@@ -59,7 +59,8 @@ const (
 //   - dispatcher: Dispatcher.Call of the same record with a handler in
 //     plain Go that returns the result at once (dispatcher + validation);
 //     dispatcher+host: Call of the real record (dispatcher + validation +
-//     host + guest);
+//     host + guest); dispatcher+host-goroutine: the same call made on a
+//     new goroutine each time, as the SDK runs each request;
 //   - transport: a tools/call POST on a 2025-11-25 session through
 //     transport's HTTPHandler, in process (no socket, no client), to that
 //     plain-Go record (transport + dispatcher + validation);
@@ -68,8 +69,8 @@ const (
 //     Streamable HTTP handler with text.count in plain Go (as make
 //     bench-e2e's floor): what of transport is the SDK's own.
 //
-// Run the arms interleaved (-count rounds, each running every arm) and
-// read them with benchstat. cpu-ns/op is the process's CPU time per call,
+// Interleave the arms with separate runs (make bench-layers: -count
+// would run each arm its rounds in a row) and read them with benchstat. cpu-ns/op is the process's CPU time per call,
 // the SDK's goroutines included: on a shared machine it varies less than
 // the wall clock.
 func BenchmarkLayers(b *testing.B) {
@@ -134,6 +135,18 @@ func BenchmarkLayers(b *testing.B) {
 		{"validation", func() ([]byte, error) { return []byte(want), real.Validate(a) }, want},
 		{"dispatcher", func() ([]byte, error) { return stubD.Call(ctx, call) }, want},
 		{"dispatcher+host", func() ([]byte, error) { return realD.Call(ctx, call) }, want},
+		// As the SDK calls a handler: on a goroutine of its own per request.
+		{"dispatcher+host-goroutine", func() ([]byte, error) {
+			var res []byte
+			var err error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				res, err = realD.Call(ctx, call)
+			}()
+			<-done
+			return res, err
+		}, want},
 		{"transport", func() ([]byte, error) { return post(stubH, stubSID, "text_count") }, want},
 		{"all", func() ([]byte, error) { return post(realH, realSID, "text_count") }, want},
 		{"sdk", func() ([]byte, error) { return post(sdkH, sdkSID, tool) }, want},
