@@ -1,6 +1,11 @@
 package transport
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -77,4 +82,49 @@ func checkFrontRequest(t *testing.T, body []byte) bool {
 		t.Fatalf("%s: front's params name cancelled id %v (%v), the SDK's %v (%v)", body, gid, gok, wid, wok)
 	}
 	return true
+}
+
+// TestCancelFilterReadsFrontsMessage: on a session POST, the cancel
+// filter takes the message front read rather than reading the body again
+// (the SDK's decoder costs a 32 KiB buffer a call), except where front
+// rewrote the body; either way the SDK gets the body front meant.
+func TestCancelFilterReadsFrontsMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		reused     bool // the filter used front's message
+		wantID     string
+	}{
+		{"plain call", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"gate","arguments":{}}}`, true, `7`},
+		{"cancellation", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`, true, ``},
+		{"id rewritten", `{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"gate"}}`, false, `"toolhost-int-id:9007199254740993"`},
+		{"task lifted", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"gate","task":{"ttl":1000}}}`, false, `8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var reused bool
+			var got jsonrpc.Message
+			sdk := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, reused = r.Body.(*frontBody)
+				b, err := io.ReadAll(r.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err = jsonrpc.DecodeMessage(b); err != nil {
+					t.Fatalf("the SDK would refuse %s: %v", b, err)
+				}
+			})
+			f := &front{s: &Server{}, sessions: newCancelFilter(0).wrap(sdk), stateless: sdk, maxBody: 1 << 20}
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Mcp-Session-Id", "s1")
+			f.ServeHTTP(httptest.NewRecorder(), req)
+			if reused != tc.reused {
+				t.Errorf("the filter used front's message: %v, want %v", reused, tc.reused)
+			}
+			if r, ok := got.(*jsonrpc.Request); !ok {
+				t.Errorf("the SDK got %T, want a request", got)
+			} else if id, _ := json.Marshal(r.ID.Raw()); tc.wantID != "" && string(id) != tc.wantID {
+				t.Errorf("the SDK got id %s, want %s", id, tc.wantID)
+			}
+		})
+	}
 }
