@@ -49,6 +49,7 @@ func run() error {
 	dur := flag.Duration("d", 3*time.Second, "how long each arm runs per round")
 	rounds := flag.Int("rounds", 3, "interleaved rounds per concurrency")
 	raw := flag.String("raw", "", "also write every round in Go benchmark format to this file (for benchstat)")
+	flag.StringVar(&clientVersion, "protocol", "", `the MCP revision the client asks for ("": the SDK client's own choice; toolhost serves 2026-07-28 statelessly, a request per short-lived session, and the floor with a session; 2025-11-25 gives both a session)`)
 	flag.Parse()
 
 	cs, err := parseLevels(*levels)
