@@ -320,7 +320,9 @@ fleet-storm: build
 # serve` and against a Go SDK server with a plain Go handler (the floor),
 # interleaved, at concurrency 1, 8 and 32. The harness (internal/bench/e2e)
 # is its own binary and starts every server itself. E2E_FLAGS adds flags
-# (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat).
+# (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat;
+# -protocol 2025-11-25 or -floor-stateless to compare like with like:
+# toolhost serves the client's default 2026-07-28 statelessly).
 E2E_FLAGS ?=
 .PHONY: bench-e2e
 bench-e2e: build plugins
