@@ -322,12 +322,31 @@ fleet-storm: build
 # serve` and against a Go SDK server with a plain Go handler (the floor),
 # interleaved, at concurrency 1, 8 and 32. The harness (internal/bench/e2e)
 # is its own binary and starts every server itself. E2E_FLAGS adds flags
-# (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat).
+# (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat;
+# -protocol 2025-11-25 or -floor-stateless to compare like with like:
+# toolhost serves the client's default 2026-07-28 statelessly).
 E2E_FLAGS ?=
 .PHONY: bench-e2e
 bench-e2e: build plugins
 	$(GO) build -o bin/bench-e2e ./internal/bench/e2e
 	bin/bench-e2e $(E2E_FLAGS)
+
+# Each layer of one call alone (docs/BENCHMARKS.md, "Each layer's cost"): the
+# guest through plain wazero, the host, validation, the dispatcher, the HTTP
+# transport in process, all of them, and the Go SDK floor, on text.count
+# (internal/bench/layers, tests only). LAYERS_COUNT rounds, each running
+# every arm, so the arms interleave; benchstat reads bin/layers.txt.
+LAYERS_COUNT ?= 6
+LAYERS_BENCHTIME ?= 2000x
+BENCHSTAT ?= $(shell command -v benchstat || echo $$($(GO) env GOPATH)/bin/benchstat)
+.PHONY: bench-layers
+bench-layers:
+	@mkdir -p bin
+	rm -f bin/layers.txt
+	set -e; for i in $$(seq $(LAYERS_COUNT)); do \
+		$(GO) test -run '^$$' -bench Layers -benchmem -benchtime $(LAYERS_BENCHTIME) -count=1 ./internal/bench/layers > bin/layers.round; \
+		grep Benchmark bin/layers.round | tee -a bin/layers.txt; done
+	@test -x $(BENCHSTAT) && $(BENCHSTAT) bin/layers.txt || echo 'benchstat not found: go install golang.org/x/perf/cmd/benchstat@latest'
 
 # One tool call across hosts, in one benchmark (bench/extism, a module of its
 # own so that Extism stays out of toolhost's dependencies): plain wazero fresh

@@ -272,6 +272,12 @@ func liftTaskParam(params json.RawMessage) (json.RawMessage, bool) {
 	if json.Unmarshal(params, &p) != nil {
 		return params, false
 	}
+	return liftTask(p, params)
+}
+
+// liftTask is liftTaskParam on params already decoded into p, which it
+// may change.
+func liftTask(p map[string]json.RawMessage, params json.RawMessage) (json.RawMessage, bool) {
 	task, ok := p["task"]
 	if !ok || string(task) == "null" {
 		return params, false
@@ -295,14 +301,18 @@ func liftTaskParam(params json.RawMessage) (json.RawMessage, bool) {
 	return b, true
 }
 
-// liftTaskBody applies liftTaskParam to the body of one HTTP message.
-func liftTaskBody(fields map[string]json.RawMessage, body []byte) []byte {
-	params, ok := liftTaskParam(fields["params"])
+// liftTaskBody applies liftTaskParam to the body of one HTTP message,
+// read by readMessage.
+func liftTaskBody(msg message, body []byte) []byte {
+	if msg.params == nil {
+		return body
+	}
+	params, ok := liftTask(msg.params, msg.fields["params"])
 	if !ok {
 		return body
 	}
-	fields["params"] = params
-	b, err := json.Marshal(fields)
+	msg.fields["params"] = params
+	b, err := json.Marshal(msg.fields)
 	if err != nil {
 		return body
 	}

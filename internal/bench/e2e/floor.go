@@ -39,13 +39,15 @@ func count(a countArgs) counts {
 // serveFloor is the transport floor: the Go SDK's server and Streamable
 // HTTP handler with text.count as a plain Go handler, no wasm, no
 // dispatcher. What toolhost adds on top of this is what the ratio shows.
-func serveFloor(addr string) error {
+// stateless serves each request in a short-lived session of its own, as
+// toolhost serves 2026-07-28 requests.
+func serveFloor(addr string, stateless bool) error {
 	s := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "bench"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "text.count", Description: "Count words, lines and characters"},
 		func(_ context.Context, _ *mcp.CallToolRequest, a countArgs) (*mcp.CallToolResult, counts, error) {
 			return nil, count(a), nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	return http.ListenAndServe(addr, mux)

@@ -29,7 +29,7 @@ import (
 
 func main() {
 	if len(os.Args) > 2 && os.Args[1] == "floor" {
-		if err := serveFloor(os.Args[2]); err != nil {
+		if err := serveFloor(os.Args[2], len(os.Args) > 3 && os.Args[3] == "stateless"); err != nil {
 			fmt.Fprintln(os.Stderr, "floor:", err)
 			os.Exit(1)
 		}
@@ -49,6 +49,8 @@ func run() error {
 	dur := flag.Duration("d", 3*time.Second, "how long each arm runs per round")
 	rounds := flag.Int("rounds", 3, "interleaved rounds per concurrency")
 	raw := flag.String("raw", "", "also write every round in Go benchmark format to this file (for benchstat)")
+	flag.StringVar(&clientVersion, "protocol", "", `the MCP revision the client asks for ("": the SDK client's own choice; toolhost serves 2026-07-28 statelessly, a request per short-lived session, and the floor with a session; 2025-11-25 gives both a session)`)
+	floorStateless := flag.Bool("floor-stateless", false, "serve the floor statelessly (a short-lived session per request), as toolhost serves 2026-07-28")
 	flag.Parse()
 
 	cs, err := parseLevels(*levels)
@@ -74,7 +76,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	floor, err := startFloor(self)
+	floor, err := startFloor(self, *floorStateless)
 	if err != nil {
 		return err
 	}
@@ -184,12 +186,16 @@ func waitHTTP(url string, limit time.Duration) error {
 	}
 }
 
-func startFloor(self string) (*proc.Child, error) {
+func startFloor(self string, stateless bool) (*proc.Child, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "floor", addr)
+	args := []string{"floor", addr}
+	if stateless {
+		args = append(args, "stateless")
+	}
+	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -37,6 +37,10 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 
 // measure opens c sessions (one per worker, outside the timing), makes one
 // untimed call on each, then has every worker call in a loop for d.
+// clientVersion is the revision the client asks for; "" leaves it to the
+// SDK client.
+var clientVersion string
+
 func measure(ctx context.Context, url string, c int, d time.Duration) (sample, error) {
 	sessions := make([]*mcp.ClientSession, c)
 	defer func() {
@@ -49,7 +53,11 @@ func measure(ctx context.Context, url string, c int, d time.Duration) (sample, e
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-e2e", Version: "bench"}, nil)
 	var tool string
 	for i := range sessions {
-		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+		var opts *mcp.ClientSessionOptions
+		if clientVersion != "" {
+			opts = &mcp.ClientSessionOptions{ProtocolVersion: clientVersion}
+		}
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, opts)
 		if err != nil {
 			return sample{}, err
 		}
