@@ -77,6 +77,9 @@ type Config struct {
 	Auth Auth
 	// Redis is the [redis] section (see redis.go).
 	Redis Redis
+	// Input is the [input] section (see input.go): input request state
+	// keys.
+	Input Input
 	// Trust is the [trust] section (see trust.go): keys pull trusts.
 	Trust Trust
 	// Reuse is the [reuse] section (see reuse.go): the bounds of warm

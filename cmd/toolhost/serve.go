@@ -212,6 +212,9 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		plans.MaxResultBytes = int(cfg.HostLimits().OutputBytes)
 	}
 	policy := accessPolicy(cfg, tokens, f.stdio, logger)
+	if err := transport.CheckInputKeys(cfg.InputKeys()); err != nil {
+		return fmt.Errorf("%s: [input] state_keys: %w", f.config, err)
+	}
 	srv := transport.New(d, live.Registry(), transport.Options{
 		Version: version, Logger: logger, AuditArgs: f.auditArgs,
 		MaxArgsBytes: f.maxArgs, MaxCallsPerCaller: f.maxPerCaller, MaxStreamsPerCaller: f.maxStreams,
@@ -222,6 +225,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(rt),
 		Loading:        live,
+		Input:          transport.InputOptions{Keys: cfg.InputKeys(), StateTTL: cfg.InputStateTTL()},
 	})
 	live.OnChange(srv.SetTools)
 	live.OnChange(func(*registry.Registry) { d.ToolsChanged() })
