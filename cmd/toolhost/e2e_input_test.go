@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/transport"
+)
+
+// TestWebDeleteAsksFirst: web.delete, a destructive tool of a real
+// module, asks the user before it sends anything, at both revisions
+// (input_required and a retry at 2026-07-28, elicitation/create at
+// 2025-11-25); the DELETE goes out only on the user's confirmation, and a
+// client that cannot be asked is told so.
+func TestWebDeleteAsksFirst(t *testing.T) {
+	var deletes atomic.Int32
+	up, pemFile := webUpstream(t)
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete && r.URL.Path == "/items/7" {
+			deletes.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	cfg := filepath.Join(t.TempDir(), "web.toml")
+	grant := "[grants.\"web.wasm\"]\nhosts = [\"*\"]\nmethods = [\"GET\", \"DELETE\"]\nallow_networks = [\"127.0.0.0/8\"]\n"
+	if err := os.WriteFile(cfg, []byte(grant), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServerEnv(t, []string{"SSL_CERT_FILE=" + pemFile}, webPlugins(t), "--config", cfg)
+	connect := func(t *testing.T, version string, answer *mcp.ElicitResult) *mcp.ClientSession {
+		var opts *mcp.ClientOptions
+		if answer != nil {
+			opts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				if !strings.Contains(r.Params.Message, "DELETE to "+up.URL+"/items/7") {
+					t.Errorf("asked %q", r.Params.Message)
+				}
+				return answer, nil
+			}}
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "test"}, opts).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: srv.url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	args := map[string]any{"url": up.URL + "/items/7"}
+	for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
+		t.Run(version, func(t *testing.T) {
+			for _, tc := range []struct {
+				name    string
+				answer  *mcp.ElicitResult
+				deleted bool
+			}{
+				{"decline", &mcp.ElicitResult{Action: "decline"}, false},
+				{"cancel", &mcp.ElicitResult{Action: "cancel"}, false},
+				{"accept unchecked", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": false}}, false},
+				{"accept", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, true},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					before := deletes.Load()
+					res := callTool(t, connect(t, version, tc.answer), "web_delete", args, nil)
+					if res.IsError || res.NeedsInput() {
+						t.Fatalf("result %+v", res)
+					}
+					var got struct {
+						Deleted bool
+						Status  int
+					}
+					b, _ := json.Marshal(res.StructuredContent)
+					if err := json.Unmarshal(b, &got); err != nil {
+						t.Fatal(err)
+					}
+					sent := deletes.Load() - before
+					if got.Deleted != tc.deleted || sent != map[bool]int32{true: 1, false: 0}[tc.deleted] ||
+						(tc.deleted && got.Status != http.StatusNoContent) {
+						t.Errorf("result %s with %d DELETEs sent", b, sent)
+					}
+				})
+			}
+			t.Run("client cannot be asked", func(t *testing.T) {
+				before := deletes.Load()
+				res := callTool(t, connect(t, version, nil), "web_delete", args, nil)
+				if !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no elicitation capability") {
+					t.Errorf("result %+v", res.Content[0])
+				}
+				if deletes.Load() != before {
+					t.Error("a DELETE went out unconfirmed")
+				}
+			})
+		})
+	}
+}
