@@ -17,8 +17,9 @@ import (
 // TestWebDeleteAsksFirst: web.delete, a destructive tool of a real
 // module, asks the user before it sends anything, at both revisions
 // (input_required and a retry at 2026-07-28, elicitation/create at
-// 2025-11-25); the DELETE goes out only on the user's confirmation, and a
-// client that cannot be asked is told so.
+// 2025-11-25), from the Go SDK's client and the TypeScript SDK v2's
+// (conformance/clients/elicit.mjs); the DELETE goes out only on the user's
+// confirmation, and a client that cannot be asked is told so.
 func TestWebDeleteAsksFirst(t *testing.T) {
 	var deletes atomic.Int32
 	up, pemFile := webUpstream(t)
@@ -88,6 +89,38 @@ func TestWebDeleteAsksFirst(t *testing.T) {
 					}
 				})
 			}
+			t.Run("TypeScript SDK v2", func(t *testing.T) {
+				var got struct {
+					Results []struct {
+						Asked      int
+						Message    string
+						IsError    bool
+						Structured struct{ Deleted bool }
+					}
+					Unable struct {
+						IsError bool
+						Text    string
+					}
+				}
+				before := deletes.Load()
+				runNode(t, clientsDir(t), "elicit.mjs", map[string]any{"url": srv.url, "revision": version, "tool": "web_delete", "args": args,
+					"answers": []any{map[string]any{"action": "decline"}, map[string]any{"action": "cancel"},
+						map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, &got)
+				if len(got.Results) != 3 {
+					t.Fatalf("results %+v", got.Results)
+				}
+				for i, r := range got.Results {
+					if r.Asked != 1 || r.IsError || r.Structured.Deleted != (i == 2) || !strings.Contains(r.Message, "DELETE to") {
+						t.Errorf("answer %d: %+v", i, r)
+					}
+				}
+				if sent := deletes.Load() - before; sent != 1 {
+					t.Errorf("%d DELETEs sent for one confirmation", sent)
+				}
+				if !got.Unable.IsError || !strings.Contains(got.Unable.Text, "no elicitation capability") {
+					t.Errorf("a client without elicitation: %+v", got.Unable)
+				}
+			})
 			t.Run("client cannot be asked", func(t *testing.T) {
 				before := deletes.Load()
 				res := callTool(t, connect(t, version, nil), "web_delete", args, nil)
