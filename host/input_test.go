@@ -17,8 +17,17 @@ import (
 // call with a resume document in its context reads it through
 // toolhost_v1.input and completes.
 func TestInputFromCGuest(t *testing.T) {
+	checkInputGuest(t, testwasm.C(t, "host/testdata/cinput"), "c.")
+}
+
+// The AssemblyScript SDK's, the same way.
+func TestInputFromASGuest(t *testing.T) {
+	checkInputGuest(t, testwasm.AS(t, "abi/assemblyscript/testdata/input"), "as.")
+}
+
+func checkInputGuest(t *testing.T, path, prefix string) {
 	rt := newRuntime(t, host.Config{})
-	m, err := rt.LoadFile(context.Background(), testwasm.C(t, "host/testdata/cinput"))
+	m, err := rt.LoadFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +49,7 @@ func TestInputFromCGuest(t *testing.T) {
 		}
 		return string(res)
 	}
-	if q := ask("c.confirm").Requests["confirm"]; q.Mode != abi.InputForm || q.Message != `Delete "it"?` {
+	if q := ask(prefix + "confirm").Requests["confirm"]; q.Mode != abi.InputForm || q.Message != `Delete "it"?` {
 		t.Errorf("c.confirm asked %+v", q)
 	}
 	for _, tc := range []struct {
@@ -51,15 +60,15 @@ func TestInputFromCGuest(t *testing.T) {
 		{abi.InputAnswer{Action: abi.InputAccept, Content: map[string]any{"confirm": false}}, "false"},
 		{abi.InputAnswer{Action: abi.InputDecline}, "false"},
 	} {
-		if got := answer("c.confirm", abi.InputResume{Responses: map[string]abi.InputAnswer{"confirm": tc.a}}); got != tc.want {
+		if got := answer(prefix+"confirm", abi.InputResume{Responses: map[string]abi.InputAnswer{"confirm": tc.a}}); got != tc.want {
 			t.Errorf("%+v: %s, want %s", tc.a, got, tc.want)
 		}
 	}
-	ir := ask("c.state")
+	ir := ask(prefix + "state")
 	if ir.State != `step "2"` || ir.Requests["login"].URL != "https://example.com/login" {
 		t.Errorf("c.state asked %+v", ir)
 	}
-	got := answer("c.state", abi.InputResume{State: ir.State, Responses: map[string]abi.InputAnswer{"login": {Action: abi.InputCancel}}})
+	got := answer(prefix+"state", abi.InputResume{State: ir.State, Responses: map[string]abi.InputAnswer{"login": {Action: abi.InputCancel}}})
 	if got != `{"action":"cancel","state":"step \"2\""}` {
 		t.Errorf("c.state answered %s", got)
 	}
