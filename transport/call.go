@@ -37,7 +37,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *m
 		return errorResult(o.Err, c.requestID), nil
 	}
 	if o.Input != nil {
-		return s.inputResult(req, c, o.Input), nil
+		return s.inputResult(ctx, req, c, o.Input), nil
 	}
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: string(o.Result)}},

@@ -115,7 +115,7 @@ func answerOf(id string, er *mcp.ElicitResult) (abi.InputAnswer, *dispatcher.Dis
 // answers something else or maxElicitRounds have passed. A stateless
 // client, or one that cannot answer, gets o back unchanged.
 func (s *Server) elicitRounds(ctx context.Context, req *mcp.CallToolRequest, c *callInfo, o dispatcher.Outcome) dispatcher.Outcome {
-	if isStateless(sessionVersion(req)) {
+	if isStateless(sessionVersion(req)) || inTask(ctx) {
 		return o
 	}
 	for round := 0; o.Input != nil && round < maxElicitRounds; round++ {
@@ -163,7 +163,10 @@ func (s *Server) elicit(ctx context.Context, req *mcp.CallToolRequest, ir *abi.I
 // inputResult is the answer to a call whose tool asked for input and that
 // elicitRounds did not answer: input_required at 2026-07-28, else the
 // error that says why the client cannot be asked.
-func (s *Server) inputResult(req *mcp.CallToolRequest, c *callInfo, ir *abi.InputRequest) *mcp.CallToolResult {
+func (s *Server) inputResult(ctx context.Context, req *mcp.CallToolRequest, c *callInfo, ir *abi.InputRequest) *mcp.CallToolResult {
+	if inTask(ctx) {
+		return errorResult(unanswerable(c.tool, ir, errTaskInput), c.requestID)
+	}
 	if err := canElicit(req, ir); err != nil || !isStateless(sessionVersion(req)) {
 		if err == nil {
 			err = errors.New("its session is of a revision without input_required")
@@ -186,6 +189,18 @@ func (s *Server) inputResult(req *mcp.CallToolRequest, c *callInfo, ir *abi.Inpu
 	res := &mcp.CallToolResult{Meta: mcp.Meta{MetaRequestID: c.requestID}, InputRequests: reqs, RequestState: token}
 	markInputRequired(res)
 	return res
+}
+
+// errTaskInput: a task's run has no request of its own to answer with
+// input_required or to carry elicitation/create, and the task states that
+// would (input_required with tasks/update or tasks/result) are not served
+// yet.
+var errTaskInput = errors.New("the call runs as an MCP task, and toolhost does not relay a task's input requests yet; call the tool without a task")
+
+// inTask reports whether ctx is a task's run (runTask).
+func inTask(ctx context.Context) bool {
+	_, ok := ctx.Value(taskIDKey{}).(string)
+	return ok
 }
 
 // elicitParams is one request as MCP elicitation asks it.
