@@ -231,7 +231,7 @@ func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) 
 		return nil, o.Err
 	}
 	if o.Input != nil {
-		return nil, inputUnanswerable(c.Tool, o.Attempts)
+		return nil, Unanswerable(c.Tool, o.Attempts)
 	}
 	return o.Result, nil
 }

@@ -19,11 +19,11 @@ func inputRequest(err error) *abi.InputRequest {
 	return nil
 }
 
-// inputUnanswerable is the envelope for a tool that asked for input of a
-// caller that has no user to ask (Call's callers: plans, the CLI's
-// in-process paths). The caller must call it some other way, so the kind
-// is schema: not retried, not held against the tool.
-func inputUnanswerable(tool string, attempts int) *DispatchError {
+// Unanswerable is the envelope for a tool that asked for input of a
+// caller that has no user to ask (Call's callers, plan steps). The caller
+// must call it some other way, so the kind is schema: not retried, not
+// held against the tool.
+func Unanswerable(tool string, attempts int) *DispatchError {
 	return newError(KindSchema, attempts, nil,
 		"tool %s needs input from the user (MCP elicitation), which this caller cannot give; call it from an MCP client that supports elicitation", tool)
 }

@@ -54,7 +54,8 @@ func inputServer(t *testing.T) (string, *asker) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "test", Logger: slog.New(slog.DiscardHandler),
+		Plans: &transport.PlanOptions{}})
 	tokens, err := transport.ParseTokens("test", strings.NewReader("alice:"+aliceToken+"\nbob:"+bobToken+"\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -237,5 +238,24 @@ func TestInputRequestInTask(t *testing.T) {
 	}
 	if got := mustTask(t, cs, "tasks/get", id); !strings.Contains(got.StatusMessage, "runs as an MCP task") {
 		t.Errorf("tasks/get %+v", got)
+	}
+}
+
+// A plan step has no user to ask: a tool that asks fails the step with a
+// schema error that says so, the tool having run once.
+func TestInputRequestInPlanStep(t *testing.T) {
+	url, a := inputServer(t)
+	cs := inputClient(t, url, aliceToken, transport.Revision20260728, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			t.Error("a plan step asked the client")
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}})
+	_, sr := callPlan(t, cs, `{"goal":"remove","steps":[{"id":1,"tool_name":"files.remove","args":{"path":"/x"},"on_failure":"abort"}]}`)
+	if len(sr.History) != 1 || sr.History[0].Error == nil || sr.History[0].Error.Kind != "schema" ||
+		!strings.Contains(sr.History[0].Error.Message, "needs input from the user") {
+		t.Fatalf("history %+v", sr.History)
+	}
+	if a.calls.Load() != 1 {
+		t.Errorf("the tool ran %d times", a.calls.Load())
 	}
 }
