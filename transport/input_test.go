@@ -259,3 +259,37 @@ func TestInputRequestInPlanStep(t *testing.T) {
 		t.Errorf("the tool ran %d times", a.calls.Load())
 	}
 }
+
+// An idempotency key covers the whole exchange on the wire: the SDK's
+// retry carries the key with the answers, and a later call with the key
+// replays the final result without asking again or running the tool.
+func TestInputRequestUnderKey(t *testing.T) {
+	for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
+		t.Run(version, func(t *testing.T) {
+			url, a := inputServer(t)
+			var asked atomic.Int32
+			cs := inputClient(t, url, aliceToken, version, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				}})
+			p := &mcp.CallToolParams{Name: "files_remove", Arguments: map[string]any{"path": "/x"},
+				Meta: mcp.Meta{"toolhost/idempotency_key": "rm-x"}}
+			var results []string
+			for range 2 {
+				res, err := cs.CallTool(t.Context(), p)
+				if err != nil || res.IsError || res.NeedsInput() {
+					t.Fatalf("call: %v %+v", err, res)
+				}
+				b, _ := json.Marshal(res.StructuredContent)
+				results = append(results, string(b))
+			}
+			if results[0] != results[1] || !strings.Contains(results[0], `"action":"accept"`) {
+				t.Errorf("results %q", results)
+			}
+			if asked.Load() != 1 || a.calls.Load() != 2 {
+				t.Errorf("asked %d times, tool ran %d times; want 1 and 2 (the replay runs nothing)", asked.Load(), a.calls.Load())
+			}
+		})
+	}
+}
