@@ -108,3 +108,21 @@ func TestInputRequestThroughCall(t *testing.T) {
 		t.Fatalf("got %+v", de)
 	}
 }
+
+// A shared store's waiters on another replica get the input request
+// itself, not an internal error made of its message.
+func TestInputRequestCodec(t *testing.T) {
+	b, err := OutcomeErrors.EncodeError(askUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := OutcomeErrors.DecodeError(b)
+	ir, ok := got.(*abi.InputRequest)
+	if err != nil || !ok || ir.State != "s" || ir.Requests["confirm"].Message != "Sure?" {
+		t.Fatalf("decoded %#v, %v from %s", got, err, b)
+	}
+	de, _ := OutcomeErrors.EncodeError(newError(KindSchema, 1, nil, "bad"))
+	if back, err := OutcomeErrors.DecodeError(de); err != nil || back.(*DispatchError).Kind != KindSchema {
+		t.Fatalf("an envelope came back as %#v, %v", back, err)
+	}
+}
