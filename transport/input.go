@@ -105,9 +105,32 @@ func answerOf(id string, er *mcp.ElicitResult) (abi.InputAnswer, *dispatcher.Dis
 	}
 	a := abi.InputAnswer{Action: er.Action}
 	if er.Action == abi.InputAccept {
+		for k, v := range er.Content {
+			if !primitiveAnswer(v) {
+				return abi.InputAnswer{}, refusal(dispatcher.KindSchema, "inputResponses[%q].content[%q] is not a string, number, boolean or list of strings, all a form may hold", id, k)
+			}
+		}
 		a.Content = er.Content
 	}
 	return a, nil
+}
+
+// primitiveAnswer reports whether v is a value an elicitation form can
+// hold (its properties are primitives, or a multi-select of strings): a
+// client cannot hand a tool nested documents its form never asked for.
+func primitiveAnswer(v any) bool {
+	switch v := v.(type) {
+	case string, float64, json.Number, bool, nil:
+		return true
+	case []any:
+		for _, e := range v {
+			if _, ok := e.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // elicitRounds asks a 2025-11-25 client that can answer, through

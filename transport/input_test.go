@@ -162,6 +162,9 @@ func TestInputStateRefusedElsewhere(t *testing.T) {
 		{"other arguments", alice, "files_remove", map[string]any{"path": "/etc"}, first.RequestState, yes, "other arguments"},
 		{"no answer", alice, "files_remove", args, first.RequestState, mcp.InputResponseMap{}, `no answer to input request "confirm"`},
 		{"answers without state", alice, "files_remove", args, "", yes, "without requestState"},
+		{"nested content", alice, "files_remove", args, first.RequestState,
+			mcp.InputResponseMap{"confirm": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": map[string]any{"x": 1}}}},
+			"not a string, number, boolean or list of strings"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := a.calls.Load()
