@@ -63,7 +63,7 @@ func (s *Server) resume(ctx context.Context, c *callInfo, p *mcp.CallToolParamsR
 	if derr != nil {
 		return ctx, derr
 	}
-	doc, err := json.Marshal(abi.InputResume{State: st.State, Responses: answers})
+	doc, err := json.Marshal(abi.InputResume{State: string(st.State), Responses: answers})
 	if err != nil {
 		return ctx, refusal(dispatcher.KindSchema, "inputResponses: %v", err)
 	}
@@ -201,7 +201,7 @@ func (s *Server) inputResult(ctx context.Context, req *mcp.CallToolRequest, c *c
 		return errorResult(refusal(dispatcher.KindSchema, "arguments are not valid JSON: %v", err), c.requestID)
 	}
 	token, err := s.sealer.seal(sealedState{Tool: c.tool, Caller: c.caller, Args: fp,
-		IDs: slices.Collect(maps.Keys(ir.Requests)), State: ir.State})
+		IDs: slices.Collect(maps.Keys(ir.Requests)), State: []byte(ir.State)})
 	if err != nil {
 		return errorResult(refusal(dispatcher.KindInternal, "sealing the input state: %v", err), c.requestID)
 	}

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/toolhost/toolhost/abi"
 )
 
 // InputOptions configure input requests (a tool asking the user through
@@ -36,8 +34,9 @@ const MinInputKeyBytes = 32
 
 // maxRequestState bounds the requestState a client may send back before
 // anything is decoded: the guest's state is at most
-// abi.MaxInputStateBytes, and what toolhost adds is small.
-const maxRequestState = 4*abi.MaxInputStateBytes/3 + 2048
+// abi.MaxInputStateBytes (base64 twice: 16/9 of it), and what toolhost
+// adds (names, the caller, the digest, ids) a few KiB at most.
+const maxRequestState = 16 << 10
 
 // stateLabel starts every MAC'd message, so that no other HMAC made with
 // these keys can pass for a requestState.
@@ -52,7 +51,9 @@ type sealedState struct {
 	Args   string   `json:"args"`   // dispatcher.Fingerprint of tool and arguments
 	IDs    []string `json:"ids"`    // the ids of the requests asked, sorted
 	Exp    int64    `json:"exp"`    // Unix seconds after which it is refused
-	State  string   `json:"state,omitempty"`
+	// State is bytes so that JSON carries it as base64 (4/3), never
+	// escaped (up to 6 bytes a byte).
+	State []byte `json:"state,omitempty"`
 }
 
 // stateSealer signs and opens requestStates. It is safe for concurrent
