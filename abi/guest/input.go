@@ -34,6 +34,8 @@ type InputNeeded struct {
 	Request abi.InputRequest
 }
 
+// Error says what the value stands for; the SDK never sends it as an
+// error message.
 func (e *InputNeeded) Error() string { return "the tool needs input from the user" }
 
 // Ask returns the error that makes the call ask the user req's questions.

@@ -91,7 +91,9 @@ type InputQuestion struct {
 // resumed call: the tool's own state and the user's answers, by the ids
 // of its requests.
 type InputResume struct {
-	State     string                 `json:"state,omitempty"`
+	// State is the InputRequest's State, verified by the host.
+	State string `json:"state,omitempty"`
+	// Responses has one answer for every request id asked.
 	Responses map[string]InputAnswer `json:"responses"`
 }
 
