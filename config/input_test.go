@@ -17,7 +17,9 @@ state_ttl = "5m"
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := func(name string) (string, bool) { return map[string]string{"INPUT_KEY": "new-key-0123456789abcdef0123456789"}[name], name == "INPUT_KEY" }
+	env := func(name string) (string, bool) {
+		return map[string]string{"INPUT_KEY": "new-key-0123456789abcdef0123456789"}[name], name == "INPUT_KEY"
+	}
 	open := func(string) (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("old-key-0123456789abcdef0123456789\n")), nil
 	}
