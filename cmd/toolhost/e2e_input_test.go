@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -56,6 +57,30 @@ func TestWebDeleteAsksFirst(t *testing.T) {
 		return cs
 	}
 	args := map[string]any{"url": up.URL + "/items/7"}
+	t.Run("stdio", func(t *testing.T) {
+		// Over stdio the elicitation/create request shares the pipe with
+		// the call it belongs to.
+		for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
+			cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", webPlugins(t), "--config", cfg,
+				"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache"))
+			cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+pemFile)
+			c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+				}})
+			cs, err := c.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := deletes.Load()
+			res := callTool(t, cs, "web_delete", args, nil)
+			b, _ := json.Marshal(res.StructuredContent)
+			if res.IsError || !strings.Contains(string(b), `"deleted":true`) || deletes.Load() != before+1 {
+				t.Errorf("%s over stdio: %s %+v", version, b, res.Content)
+			}
+			cs.Close()
+		}
+	})
 	for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
 		t.Run(version, func(t *testing.T) {
 			for _, tc := range []struct {
