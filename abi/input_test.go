@@ -22,6 +22,9 @@ func TestParseInputResponse(t *testing.T) {
 		{`{"input":{"requests":{"c":{"mode":"form","message":"m","schema":{"type":"array"}}}}}`, `"type": "object"`},
 		{`{"input":{"requests":{"c":{"mode":"url","message":"m","url":"javascript:alert(1)"}}}}`, "not an absolute http"},
 		{`{"input":{"requests":{"c":{"mode":"chat","message":"m"}}}}`, "mode"},
+		{`{"input":{"requests":{"c":{"mode":"url","message":"m","url":"https:///path"}}}}`, "not an absolute http"},
+		{`{"input":{"requests":{"c":{"mode":"url","message":"m","url":"https://a b/"}}}}`, "not an absolute http"},
+		{`{"input":{"requests":{"c":{"mode":"url","message":"m","url":"https://user@/x"}}}}`, "not an absolute http"},
 		{`{"input":{"requests":{"c":{"mode":"form","message":"","schema":{"type":"object"}}}}}`, "message must be"},
 		{`{"input":"yes"}`, "not an object"},
 	} {

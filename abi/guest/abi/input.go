@@ -5,7 +5,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -148,13 +148,39 @@ func checkQuestion(id string, q InputQuestion) error {
 		if len(q.Schema) > 0 {
 			return contractErrorf("response", "input request %q: a url request has no schema", id)
 		}
-		u, err := url.Parse(q.URL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		if !absoluteHTTP(q.URL) {
 			return contractErrorf("response", "input request %q: url %q is not an absolute http or https URL", id, q.URL)
 		}
 		return nil
 	}
 	return contractErrorf("response", "input request %q: mode %q is not %q or %q", id, q.Mode, InputForm, InputURL)
+}
+
+// absoluteHTTP reports whether u is an absolute http or https URL with a
+// host, and no white space or control characters. It does not use
+// net/url: this package is linked into every Go guest, and net/url would
+// run net/netip's init in every fresh instance (host's
+// TestSDKInitsAsMinimal).
+func absoluteHTTP(u string) bool {
+	rest, ok := strings.CutPrefix(u, "https://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(u, "http://"); !ok {
+			return false
+		}
+	}
+	for i := 0; i < len(u); i++ {
+		if u[i] <= ' ' || u[i] == 0x7f {
+			return false
+		}
+	}
+	host := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		host = rest[:i]
+	}
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		host = host[at+1:]
+	}
+	return host != "" && host[0] != ':'
 }
 
 // primitive reports whether t is a property type an MCP elicitation form
