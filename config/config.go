@@ -78,6 +78,9 @@ type Config struct {
 	Auth Auth
 	// Redis is the [redis] section (see redis.go).
 	Redis Redis
+	// Input is the [input] section (see input.go): input request state
+	// keys.
+	Input Input
 	// Trust is the [trust] section (see trust.go): keys pull trusts.
 	Trust Trust
 	// Registries are the [registries."HOST"] tables (see registries.go):

@@ -148,7 +148,7 @@ func TestParseErrors(t *testing.T) {
 		{"integer overflow", "[dispatch]\n\nconcurrency = 99999999999999999999\n", 3, "invalid TOML"},
 
 		// Unknown keys, wherever they are.
-		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: access, auth, breaker, dispatch, governor, grants, http, limits, modules, quotas, redis, registries, reuse, runtime, tools, trust)`},
+		{"unknown top", "# c\nretries = 3\n", 2, `unknown key "retries" at the top level (known keys: access, auth, breaker, dispatch, governor, grants, http, input, limits, modules, quotas, redis, registries, reuse, runtime, tools, trust)`},
 		{"unknown section", "[dispatch]\n\n[breakers]\nfailures = 1\n", 3, `unknown key "breakers" at the top level; did you mean "breaker"?`},
 		{"unknown dispatch", "[dispatch]\nconcurrency = 1\nconcurency = 2\n", 3, `dispatch.concurency: unknown key "concurency" in [dispatch]; did you mean "concurrency"?`},
 		{"case", "[dispatch]\nQueue_Timeout = \"1s\"\n", 2, `did you mean "queue_timeout"?`},

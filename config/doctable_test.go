@@ -34,6 +34,7 @@ func TestKeyTablesMatchChecker(t *testing.T) {
 		"`[auth.oauth]`":             "[auth.oauth]",
 		"`[redis]`":                  "[redis]",
 		"`[trust]`":                  "[trust]",
+		"`[input]`":                  "[input]",
 	}
 	// Subtables have sections of their own in the document.
 	subtables := map[string][]string{"[governor]": {"priorities"}, "[tools.\"t.x\"]": {"breaker"}, "[grants.\"m.wasm\"]": {"headers"}}

@@ -197,6 +197,7 @@ func (p *checker) document(tree map[string]any, c *Config) {
 		field{"http", func(path []string, v any) { p.httpSection(path, v, c) }},
 		field{"trust", func(path []string, v any) { p.trustSection(path, v, c) }},
 		field{"registries", func(path []string, v any) { p.registries(path, v, c) }},
+		field{"input", func(path []string, v any) { p.inputSection(path, v, c) }},
 	)
 	p.uniqueViewNames(c)
 }

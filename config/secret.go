@@ -250,6 +250,11 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 			c.Registries[host] = r
 		}()
 	}
+	for i := range c.Input.StateKeys {
+		kv := map[string]Secret{"k": c.Input.StateKeys[i]}
+		all = append(all, slot{kv, "k"})
+		defer func() { c.Input.StateKeys[i] = kv["k"] }()
+	}
 	slices.SortFunc(all, func(a, b slot) int {
 		return cmp.Or(cmp.Compare(a.kv[a.name].pos.off, b.kv[b.name].pos.off), cmp.Compare(a.kv[a.name].key, b.kv[b.name].key))
 	})

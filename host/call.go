@@ -150,6 +150,10 @@ func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args [
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
+	if resp.Input != nil {
+		// Not a failure: the dispatcher hands it up as the call's answer.
+		return nil, resp.Input
+	}
 	return resp.Result, nil
 }
 

@@ -94,6 +94,7 @@ func (r *rawRuntime) stubEgress(t testing.TB) {
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportInput).
 		Instantiate(context.Background())
 	if err != nil {
 		t.Fatal(err)

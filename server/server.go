@@ -163,6 +163,9 @@ func (b *Server) buildTransport(ctx context.Context) error {
 		plans.MaxResultBytes = int(cfg.HostLimits().OutputBytes)
 	}
 	b.policy = accessPolicy(cfg, b.tokens, s.Stdio, b.logger)
+	if err := transport.CheckInputKeys(cfg.InputKeys()); err != nil {
+		return fmt.Errorf("%s: [input] state_keys: %w", s.Config, err)
+	}
 	b.srv = transport.New(b.d, b.live.Registry(), transport.Options{
 		Version: s.Version, Logger: b.logger, AuditArgs: s.AuditArgs,
 		MaxArgsBytes: s.MaxArgs, MaxCallsPerCaller: s.MaxCallsPerCaller, MaxStreamsPerCaller: s.MaxStreamsPerCaller,
@@ -173,6 +176,7 @@ func (b *Server) buildTransport(ctx context.Context) error {
 		Tasks:          transport.TaskOptions{OfferAfter: cfg.TaskOfferAfter()},
 		ListMeta:       warmListMeta(b.rt),
 		Loading:        b.live,
+		Input:          transport.InputOptions{Keys: cfg.InputKeys(), StateTTL: cfg.InputStateTTL()},
 	})
 	b.live.OnChange(b.srv.SetTools)
 	b.live.OnChange(func(*registry.Registry) { b.d.ToolsChanged() })

@@ -102,7 +102,7 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer done()
 			res, err := s.callTool(ctx, call)
 			s.logCall(ctx, call, res)
-			if res != nil && isStateless(sessionVersion(req)) {
+			if res != nil && res.InputRequests == nil && isStateless(sessionVersion(req)) {
 				markComplete(res)
 			}
 			return res, err

@@ -83,6 +83,9 @@ type Options struct {
 	// Loading, when set, says what of the tools is not listed yet because
 	// its module still compiles (see loading.go); nil: nothing ever is.
 	Loading Loading
+	// Input configures tools' input requests (see input.go); its keys
+	// must pass CheckInputKeys.
+	Input InputOptions
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -105,6 +108,8 @@ type Server struct {
 	tracer trace.Tracer // nil: tracing off
 
 	taskRuns taskRuns // MCP tasks running here (tasks.go)
+
+	sealer *stateSealer // signs and opens input requestStates (inputstate.go)
 
 	endedInputs endedInputs // stdio sessions whose client closed stdin (stdioeof.go)
 }
@@ -145,6 +150,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
 	s.mcp.AddReceivingMiddleware(properErrors)
+	s.sealer = mustSealer(opts.Input, opts.Logger)
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s

@@ -220,7 +220,7 @@ func describe() []byte {
 // unit-tested natively, without WebAssembly.
 func Dispatch(name string, args []byte) []byte {
 	resp := dispatch(name, args)
-	if resp.Error == nil {
+	if resp.Error == nil && resp.Input == nil {
 		// Byte for byte what json.Marshal(resp) writes (the result is
 		// already compact, escaped JSON from json.Marshal), without
 		// building an encoder for abi.Response by reflection in every
@@ -262,6 +262,13 @@ func dispatch(name string, args []byte) (resp abi.Response) {
 }
 
 func fromError(err error) abi.Response {
+	var need *InputNeeded
+	if errors.As(err, &need) {
+		if cerr := abi.CheckInput(&need.Request); cerr != nil {
+			return errorResponse(abi.KindInternal, "asking for input: "+cerr.Error(), 0)
+		}
+		return abi.Response{Input: &need.Request}
+	}
 	var ge *Error
 	if errors.As(err, &ge) && ge.Kind.Valid() {
 		return errorResponse(ge.Kind, err.Error(), ge.RetryAfter.Milliseconds())
