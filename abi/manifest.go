@@ -20,6 +20,11 @@ type Manifest struct {
 	Idempotent *bool      `json:"idempotent,omitempty"`
 	ReadOnly   *bool      `json:"read_only,omitempty"`
 	Tools      []ToolSpec `json:"tools"`
+	// Resources, ResourceTemplates and Prompts are what the module offers
+	// beside its tools (see resources.go); none by default.
+	Resources         []Resource         `json:"resources,omitempty"`
+	ResourceTemplates []ResourceTemplate `json:"resource_templates,omitempty"`
+	Prompts           []Prompt           `json:"prompts,omitempty"`
 }
 
 // ToolSpec is one tool as a manifest declares it. Nil flags inherit the
@@ -84,8 +89,11 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	if err := checkTimeout("module", m.TimeoutMS); err != nil {
 		return nil, err
 	}
-	if len(m.Tools) == 0 {
-		return nil, contractErrorf("manifest", "no tools")
+	if len(m.Tools) == 0 && !m.Offers() {
+		return nil, contractErrorf("manifest", "no tools (and no resources or prompts)")
+	}
+	if err := m.checkOffers(); err != nil {
+		return nil, err
 	}
 	seen := make(map[string]bool, len(m.Tools))
 	for i := range m.Tools {

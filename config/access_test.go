@@ -88,7 +88,7 @@ func TestAccessErrors(t *testing.T) {
 		{"[[access]]\ntools = [\"*\"]\naction = \"allow\"\n",
 			`t.toml:1: access rule 1: names no callers: add identities = ["support-*"] (globs over caller identities; ["*"] for all) or scopes = [...]`},
 		{"[[access]]\nidentities = [\"*\"]\naction = \"allow\"\n",
-			`t.toml:1: access rule 1: names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all)`},
+			`t.toml:1: access rule 1: names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all), or resources = [...] (globs over resource URIs) or prompts = [...]`},
 		{"[[access]]\nidentities = [\"*\"]\ntools = [\"*\"]\naction = \"deny\"\n[[access]]\nidentities = [\"a\"]\ntools = [\"x\"]\naction = \"allow\"\n",
 			`t.toml:5: access rule 2: can never match: rule 1 before it matches every caller and tool (first match wins)`},
 		{"[access]\nidentities = [\"*\"]\n",
