@@ -9,8 +9,8 @@ import (
 )
 
 func TestParseManifestOffers(t *testing.T) {
-	doc := manifest(`"resources":[{"uri":"notes://todo","name":"todo","mimeType":"text/plain"}],` +
-		`"resource_templates":[{"uriTemplate":"notes://{name}","name":"note"}],` +
+	doc := manifest(`"resources":[{"uri":"notes://todo","name":"todo","mimeType":"text/plain"}],`+
+		`"resource_templates":[{"uriTemplate":"notes://{name}","name":"note"}],`+
 		`"prompts":[{"name":"review","arguments":[{"name":"lang","required":true}]}]`, tool("t"))
 	m, err := abi.ParseManifest([]byte(doc))
 	if err != nil {
