@@ -1,6 +1,8 @@
 package abi
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -18,11 +20,20 @@ import (
 //	    -> {"result": {"contents": [{"uri": "notes://a", "mimeType": "text/plain", "text": "…"}]}}
 //	toolhost_call("prompts/get", {"name": "review", "arguments": {"lang": "go"}})
 //	    -> {"result": {"description": "…", "messages": [{"role": "user", "content": {"type": "text", "text": "…"}}]}}
+//
+// A module whose manifest says "dynamic_offers": true is also called, once
+// it is loaded, for more of them (the arguments are {}); the result has the
+// manifest's own fields:
+//
+//	toolhost_call("offers/list", {})
+//	    -> {"result": {"resources": [...], "resource_templates": [...], "prompts": [...]}}
 const (
 	// CallReadResource is the call name of a resources/read.
 	CallReadResource = "resources/read"
 	// CallGetPrompt is the call name of a prompts/get.
 	CallGetPrompt = "prompts/get"
+	// CallListOffers is the call name of a dynamic listing.
+	CallListOffers = "offers/list"
 )
 
 // Bounds on what a manifest may offer: a listing larger than these is a
@@ -117,64 +128,96 @@ type GetPromptResult struct {
 	Messages    []PromptMessage `json:"messages"`
 }
 
-// Offers reports whether the manifest offers resources or prompts, so
-// that the host may send it the reserved calls.
-func (m *Manifest) Offers() bool {
-	return len(m.Resources) > 0 || len(m.ResourceTemplates) > 0 || len(m.Prompts) > 0
+// Listing is what a module offers beside its tools: in its manifest, and
+// as the result of a CallListOffers call.
+type Listing struct {
+	Resources         []Resource         `json:"resources,omitempty"`
+	ResourceTemplates []ResourceTemplate `json:"resource_templates,omitempty"`
+	Prompts           []Prompt           `json:"prompts,omitempty"`
 }
 
-// checkOffers checks the manifest's resources, templates and prompts:
-// bounded counts and sizes, absolute URIs, well-formed templates, prompt
-// names as tool names, nothing declared twice.
-func (m *Manifest) checkOffers() error {
+// Empty reports whether the listing offers nothing.
+func (l *Listing) Empty() bool {
+	return len(l.Resources) == 0 && len(l.ResourceTemplates) == 0 && len(l.Prompts) == 0
+}
+
+// Offers reports whether the module offers resources or prompts (in its
+// manifest, or dynamically), so that the host may send it the reserved
+// calls.
+func (m *Manifest) Offers() bool { return !m.Listing.Empty() || m.DynamicOffers }
+
+// ParseListing decodes and checks the result of a CallListOffers call as
+// ParseManifest checks a manifest's listing.
+func ParseListing(b []byte) (*Listing, error) {
+	if !utf8.Valid(b) {
+		return nil, contractErrorf("listing", "not valid UTF-8")
+	}
+	var l Listing
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&l); err != nil {
+		return nil, contractErrorf("listing", "not a JSON object of resources, resource_templates and prompts: %v", err)
+	}
+	if !atEOF(dec) {
+		return nil, contractErrorf("listing", "trailing data after the JSON object")
+	}
+	if err := l.check("listing"); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// check checks the listing's resources, templates and prompts: bounded
+// counts and sizes, absolute URIs, well-formed templates, prompt names as
+// tool names, nothing declared twice.
+func (m *Listing) check(what string) error {
 	for what, n := range map[string]int{"resources": len(m.Resources), "resource_templates": len(m.ResourceTemplates), "prompts": len(m.Prompts)} {
 		if n > MaxOffers {
-			return contractErrorf("manifest", "%s: %d entries, over the limit of %d", what, n, MaxOffers)
+			return contractErrorf(what, "%s: %d entries, over the limit of %d", what, n, MaxOffers)
 		}
 	}
 	uris := map[string]bool{}
 	for i, r := range m.Resources {
 		if err := checkURI(r.URI); err != nil {
-			return contractErrorf("manifest", "resources[%d]: uri %v", i, err)
+			return contractErrorf(what, "resources[%d]: uri %v", i, err)
 		}
 		if uris[r.URI] {
-			return contractErrorf("manifest", "resource %q is declared twice", r.URI)
+			return contractErrorf(what, "resource %q is declared twice", r.URI)
 		}
 		uris[r.URI] = true
 		if err := checkOfferText(r.Name, r.Title, r.Description, r.MIMEType, r.Icons); err != nil {
-			return contractErrorf("manifest", "resource %q: %v", r.URI, err)
+			return contractErrorf(what, "resource %q: %v", r.URI, err)
 		}
 		if r.Size != nil && *r.Size < 0 {
-			return contractErrorf("manifest", "resource %q: size must be >= 0", r.URI)
+			return contractErrorf(what, "resource %q: size must be >= 0", r.URI)
 		}
 	}
 	templates := map[string]bool{}
 	for i, t := range m.ResourceTemplates {
 		if err := CheckURITemplate(t.URITemplate); err != nil {
-			return contractErrorf("manifest", "resource_templates[%d]: uriTemplate %v", i, err)
+			return contractErrorf(what, "resource_templates[%d]: uriTemplate %v", i, err)
 		}
 		if templates[t.URITemplate] {
-			return contractErrorf("manifest", "resource template %q is declared twice", t.URITemplate)
+			return contractErrorf(what, "resource template %q is declared twice", t.URITemplate)
 		}
 		templates[t.URITemplate] = true
 		if err := checkOfferText(t.Name, t.Title, t.Description, t.MIMEType, t.Icons); err != nil {
-			return contractErrorf("manifest", "resource template %q: %v", t.URITemplate, err)
+			return contractErrorf(what, "resource template %q: %v", t.URITemplate, err)
 		}
 	}
 	prompts := map[string]bool{}
 	for i, p := range m.Prompts {
 		if !ValidToolName(p.Name) {
-			return contractErrorf("manifest", "prompts[%d]: name %q does not match ^[A-Za-z0-9_.-]{1,128}$", i, p.Name)
+			return contractErrorf(what, "prompts[%d]: name %q does not match ^[A-Za-z0-9_.-]{1,128}$", i, p.Name)
 		}
 		if prompts[p.Name] {
-			return contractErrorf("manifest", "prompt %q is declared twice", p.Name)
+			return contractErrorf(what, "prompt %q is declared twice", p.Name)
 		}
 		prompts[p.Name] = true
 		if err := checkOfferText(p.Name, p.Title, p.Description, "", p.Icons); err != nil {
-			return contractErrorf("manifest", "prompt %q: %v", p.Name, err)
+			return contractErrorf(what, "prompt %q: %v", p.Name, err)
 		}
 		if err := checkArguments(p.Arguments); err != nil {
-			return contractErrorf("manifest", "prompt %q: %v", p.Name, err)
+			return contractErrorf(what, "prompt %q: %v", p.Name, err)
 		}
 	}
 	return nil

@@ -57,6 +57,8 @@ type Live struct {
 	claims     *claims     // modules listed from their embedded manifests, checked in the background (verify.go)
 	startTotal int         // module files the first rescan found
 
+	dynamic sync.WaitGroup // dynamic listings in flight (dynamic.go)
+
 	owners *owners                              // who holds each tool name, across restarts
 	fs     folderFS                             // how the folder is read
 	after  func(time.Duration) <-chan time.Time // Watch's clock
@@ -500,6 +502,7 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 	for _, f := range l.listeners {
 		f(reg)
 	}
+	l.listDynamic(ch)
 }
 
 // report tells what a rescan did: as human progress lines at start-up

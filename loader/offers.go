@@ -18,16 +18,26 @@ import (
 // the reserved names (abi.CallReadResource, abi.CallGetPrompt): the same
 // path as a tool's call, fresh instance, limits and all.
 func offersOf(m *host.Module, ref *moduleRef) registry.Offers {
+	if m.Manifest == nil {
+		return registry.Offers{}
+	}
+	return bindListing(m, ref, &m.Manifest.Listing)
+}
+
+// offerTimeout bounds one read, get or listing of m: its manifest's
+// top-level timeout_ms, else the ABI default.
+func offerTimeout(m *host.Module) time.Duration {
+	if m.Manifest != nil && m.Manifest.TimeoutMS != nil {
+		return time.Duration(*m.Manifest.TimeoutMS) * time.Millisecond
+	}
+	return time.Duration(abi.DefaultTimeoutMS) * time.Millisecond
+}
+
+// bindListing binds man's entries to m (see offersOf).
+func bindListing(m *host.Module, ref *moduleRef, man *abi.Listing) registry.Offers {
 	var o registry.Offers
-	man := m.Manifest
-	if man == nil || !man.Offers() {
-		return o
-	}
 	lim := m.EffectiveLimits(host.Limits{})
-	timeout := time.Duration(abi.DefaultTimeoutMS) * time.Millisecond
-	if man.TimeoutMS != nil {
-		timeout = time.Duration(*man.TimeoutMS) * time.Millisecond
-	}
+	timeout := offerTimeout(m)
 	at := func(call string) registry.Offering {
 		return registry.Offering{Module: registry.Module{Path: m.Path, SHA256: m.SHA256}, Timeout: timeout,
 			Handler: &boundOffer{mod: m, ref: ref, call: call, lim: lim}}

@@ -310,6 +310,27 @@ func requestCaller(x *mcp.RequestExtra) string {
 	return ""
 }
 
+// offering reports whether a resources/ or prompts/ method is served now:
+// only while some module offers what it is about, as the capabilities
+// say. Any other method is served; what names what is missing.
+func (s *Server) offering(method string) (what string, ok bool) {
+	var kind string
+	switch method {
+	case "resources/list", "resources/templates/list", "resources/read":
+		kind = "resources"
+	case "prompts/list", "prompts/get":
+		kind = "prompts"
+	default:
+		return "", true
+	}
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	if kind == "prompts" {
+		return kind, len(s.offers.prompts) > 0
+	}
+	return kind, len(s.offers.resources) > 0 || len(s.offers.templates) > 0
+}
+
 // visibleOffers filters a resources, templates or prompts listing for w,
 // building new results (the SDK's are shared). Other results pass.
 func (s *Server) visibleOffers(w who, res mcp.Result) mcp.Result {

@@ -35,6 +35,40 @@ var (
 	prompts   []prompt
 )
 
+// moduleTimeoutMS is the manifest's top-level timeout_ms (SetTimeout).
+var moduleTimeoutMS int
+
+// SetTimeout sets the module's default timeout (the manifest's top-level
+// timeout_ms): the timeout of each tool that sets none, and of each
+// resource read and prompt get, which have no timeout of their own. 0
+// means the ABI default (30 s).
+func SetTimeout(ms int) {
+	moduleTimeoutMS = ms
+	manifest = nil
+}
+
+// Dynamic is what a module lists by code rather than in its manifest: the
+// host calls List once the module is loaded (and again after each reload
+// of it), and routes the reads and gets of what it listed to Read and Get.
+// An instance keeps nothing between calls, so List sees what every call
+// sees: the module's code and data, the clock, and egress if granted.
+type Dynamic struct {
+	List func() (abi.Listing, error)
+	// Read reads a resource List listed, or one its templates match.
+	Read ReadFunc
+	// Get fills in a prompt List listed.
+	Get func(name string, args map[string]string) (abi.GetPromptResult, error)
+}
+
+var dynamic *Dynamic
+
+// SetDynamic declares the module's dynamic offers ("dynamic_offers": true
+// in its manifest).
+func SetDynamic(d Dynamic) {
+	dynamic = &d
+	manifest = nil
+}
+
 // RegisterResource offers the resource r (listed in the manifest), read by
 // read. It panics on a URI registered twice.
 func RegisterResource(r abi.Resource, read ReadFunc) {
@@ -79,6 +113,10 @@ func RegisterPrompt(p abi.Prompt, get PromptFunc) {
 
 // offerSpecs fills the manifest's resources, templates and prompts.
 func offerSpecs(m *abi.Manifest) {
+	if moduleTimeoutMS > 0 {
+		m.TimeoutMS = &moduleTimeoutMS
+	}
+	m.DynamicOffers = dynamic != nil
 	for _, r := range resources {
 		m.Resources = append(m.Resources, r.spec)
 	}
@@ -99,6 +137,9 @@ func dispatchOffer(name string, args []byte) (result any, ok bool, err error) {
 			return nil, true, err
 		}
 		read := findReader(a.URI)
+		if read == nil && dynamic != nil && dynamic.Read != nil {
+			read = dynamic.Read
+		}
 		if read == nil {
 			return nil, true, Schemaf("this module has no resource %q", a.URI)
 		}
@@ -124,7 +165,23 @@ func dispatchOffer(name string, args []byte) (result any, ok bool, err error) {
 				return res, true, err
 			}
 		}
+		if dynamic != nil && dynamic.Get != nil {
+			if a.Arguments == nil {
+				a.Arguments = map[string]string{}
+			}
+			res, err := dynamic.Get(a.Name, a.Arguments)
+			if res.Messages == nil {
+				res.Messages = []abi.PromptMessage{}
+			}
+			return res, true, err
+		}
 		return nil, true, Schemaf("this module has no prompt %q", a.Name)
+	case abi.CallListOffers:
+		if dynamic == nil || dynamic.List == nil {
+			return abi.Listing{}, true, nil
+		}
+		l, err := dynamic.List()
+		return l, true, err
 	}
 	return nil, false, nil
 }
