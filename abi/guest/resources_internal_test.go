@@ -31,10 +31,18 @@ func TestMatchTemplate(t *testing.T) {
 // Resources and prompts are listed in the manifest and served under the
 // reserved call names.
 func TestOffersDispatch(t *testing.T) {
-	saved := [...]any{resources, templates, prompts}
+	saved := [...]any{resources, templates, prompts, dynamic}
 	t.Cleanup(func() {
-		resources, templates, prompts = saved[0].([]resource), saved[1].([]template), saved[2].([]prompt)
+		resources, templates, prompts, dynamic = saved[0].([]resource), saved[1].([]template), saved[2].([]prompt), saved[3].(*Dynamic)
 		manifest = nil
+	})
+	SetDynamic(Dynamic{
+		List: func() (abi.Listing, error) {
+			return abi.Listing{Resources: []abi.Resource{{URI: "memo://a", Name: "a"}}}, nil
+		},
+		Read: func(uri string) ([]abi.ResourceContents, error) {
+			return []abi.ResourceContents{{URI: uri, Text: "memo"}}, nil
+		},
 	})
 	RegisterResource(abi.Resource{URI: "notes://todo", Name: "todo", MIMEType: "text/plain"},
 		func(uri string) ([]abi.ResourceContents, error) {
@@ -52,13 +60,14 @@ func TestOffersDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Resources) != 1 || len(m.ResourceTemplates) != 1 || len(m.Prompts) != 1 {
+	if len(m.Resources) != 1 || len(m.ResourceTemplates) != 1 || len(m.Prompts) != 1 || !m.DynamicOffers {
 		t.Fatalf("manifest offers %+v %+v %+v", m.Resources, m.ResourceTemplates, m.Prompts)
 	}
 	for _, tt := range []struct{ name, args, want string }{
 		{abi.CallReadResource, `{"uri":"notes://todo"}`, `{"result":{"contents":[{"uri":"notes://todo","mimeType":"text/plain","text":"buy milk"}]}}`},
 		{abi.CallReadResource, `{"uri":"notes://day/2026-12-02"}`, `{"result":{"contents":[{"uri":"notes://day/2026-12-02","text":"day 2026-12-02"}]}}`},
-		{abi.CallReadResource, `{"uri":"notes://nope"}`, `{"error":{"kind":"schema","message":"this module has no resource \"notes://nope\""}}`},
+		{abi.CallReadResource, `{"uri":"memo://a"}`, `{"result":{"contents":[{"uri":"memo://a","text":"memo"}]}}`},
+		{abi.CallListOffers, `{}`, `{"result":{"resources":[{"uri":"memo://a","name":"a"}]}}`},
 		{abi.CallGetPrompt, `{"name":"greet","arguments":{"who":"ada"}}`, `{"result":{"messages":[{"role":"user","content":{"text":"hello ada","type":"text"}}]}}`},
 		{abi.CallGetPrompt, `{"name":"other"}`, `{"error":{"kind":"schema","message":"this module has no prompt \"other\""}}`},
 	} {

@@ -264,8 +264,10 @@ action = "allow"
 	if denied == nil || unknown == nil || denied.Error() != strings.Replace(unknown.Error(), "notes://none", "notes://secret/plan", 1) {
 		t.Errorf("alice's read of a denied resource: %v; of an unknown one: %v (want the same refusal)", denied, unknown)
 	}
-	if _, err := alice.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "secret-prompt"}); err == nil {
-		t.Error("alice got a denied prompt")
+	_, denied = alice.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "secret-prompt"})
+	_, unknown = alice.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "secret-none"})
+	if denied == nil || unknown == nil || denied.Error() != strings.Replace(unknown.Error(), "secret-none", "secret-prompt", 1) {
+		t.Errorf("alice's get of a denied prompt: %v; of an unknown one: %v (want the same refusal)", denied, unknown)
 	}
 	if got := bob.uris(t); len(got) != 0 {
 		t.Errorf("bob, whom no rule names, lists %v", got)
