@@ -89,8 +89,7 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 					Message: fmt.Sprintf("method %q not found: this server offers tools only", method)}
 			}
 			if what, ok := s.offering(method); !ok {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-					Message: fmt.Sprintf("method %q not found: no module in this server's plugins folder offers %s", method, what)}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: noOffers(method, what)}
 			}
 		}
 		// At 2026-07-28 the level travels in each request's _meta.

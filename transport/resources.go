@@ -331,6 +331,13 @@ func (s *Server) offering(method string) (what string, ok bool) {
 	return kind, len(s.offers.resources) > 0 || len(s.offers.templates) > 0
 }
 
+// noOffers is the refusal of a resources/ or prompts/ method while
+// nothing is offered. (Over stdio the SDK replaces a -32601's message by
+// its own "method not found: …"; over HTTP the front answers first.)
+func noOffers(method, what string) string {
+	return fmt.Sprintf("method %q not found: no module in this server's plugins folder offers %s", method, what)
+}
+
 // visibleOffers filters a resources, templates or prompts listing for w,
 // building new results (the SDK's are shared). Other results pass.
 func (s *Server) visibleOffers(w who, res mcp.Result) mcp.Result {
