@@ -77,3 +77,21 @@ func TestParseManifestOffersInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestParseListing(t *testing.T) {
+	l, err := abi.ParseListing([]byte(`{"resources":[{"uri":"memo://a","name":"a"}],"prompts":[{"name":"p"}]}`))
+	if err != nil || len(l.Resources) != 1 || len(l.Prompts) != 1 || l.Empty() {
+		t.Fatalf("ParseListing = %+v, %v", l, err)
+	}
+	for doc, want := range map[string]string{
+		`[]`:                                     "not a JSON object",
+		`{"resources":[{"uri":"a","name":"a"}]}`: "listing: resources[0]: uri",
+		`{"prompts":[{"name":"p"},{"name":"p"}]}`: `listing: prompt "p" is declared twice`,
+		`{} {}`:                               "trailing data",
+		"{\"prompts\":[{\"name\":\"\xff\"}]}": "not valid UTF-8",
+	} {
+		if _, err := abi.ParseListing([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseListing(%s) = %v, want an error with %q", doc, err, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // copyModule puts the module at src into dir as name.
@@ -38,7 +39,7 @@ type offerWatch struct {
 	resources, promp chan struct{}
 }
 
-func watchOffers(t *testing.T, srv *server, hc *http.Client) *offerWatch {
+func watchOffers(t *testing.T, srv *server, hc *http.Client, version string) *offerWatch {
 	t.Helper()
 	w := &offerWatch{srv: srv, resources: make(chan struct{}, 64), promp: make(chan struct{}, 64)}
 	ping := func(c chan struct{}) {
@@ -51,7 +52,7 @@ func watchOffers(t *testing.T, srv *server, hc *http.Client) *offerWatch {
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { ping(w.resources) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { ping(w.promp) },
 	})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.url, HTTPClient: hc}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,8 @@ func TestE2EResourcesAndPrompts(t *testing.T) {
 
 	// A client that starts now is told of resources and prompts, and
 	// subscribes to their changes.
-	w := watchOffers(t, srv, nil)
+	w := watchOffers(t, srv, nil, transport.Revision20260728)
+	old := watchOffers(t, srv, nil, transport.Revision20251125) // a 2025 session
 	cs := w.ClientSession
 	caps = cs.InitializeResult().Capabilities
 	if caps.Resources == nil || !caps.Resources.ListChanged || caps.Prompts == nil || !caps.Prompts.ListChanged {
@@ -190,6 +192,18 @@ func TestE2EResourcesAndPrompts(t *testing.T) {
 	for !slices.Contains(w.promptNames(t), "memo-summary") {
 		w.wait(t, w.promp, "prompts/list_changed after memo.wasm arrived")
 	}
+	for !slices.Contains(old.uris(t), "memo://monday") {
+		old.wait(t, old.resources, "resources/list_changed in a 2025 session after memo.wasm arrived")
+	}
+	for !slices.Contains(old.promptNames(t), "memo-summary") {
+		old.wait(t, old.promp, "prompts/list_changed in a 2025 session after memo.wasm arrived")
+	}
+	if r, err := old.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "notes://day/x"}); err != nil || r.Contents[0].Text != "notes of x" {
+		t.Errorf("a 2025 session reads through the template: %+v, %v", r, err)
+	}
+	if p, err := old.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"lang": "C"}}); err != nil || p.Description != "review in C" {
+		t.Errorf("a 2025 session gets review: %+v, %v", p, err)
+	}
 	if r, err := read("memo://monday"); err != nil || r.Contents[0].Text != "standup at 9" {
 		t.Errorf("read memo://monday = %+v, %v", r, err)
 	}
@@ -247,8 +261,14 @@ prompts = ["*"]
 action = "allow"
 `)
 	srv := startServer(t, plugins, "--config", conf, "--token-file", boundsTokens(t))
-	alice := watchOffers(t, srv, &http.Client{Transport: tokenRT{aliceToken}})
-	bob := watchOffers(t, srv, &http.Client{Transport: tokenRT{bobToken}})
+	for _, rev := range []string{transport.Revision20251125, transport.Revision20260728} {
+		t.Run(rev, func(t *testing.T) { checkOfferAccess(t, srv, rev) })
+	}
+}
+
+func checkOfferAccess(t *testing.T, srv *server, rev string) {
+	alice := watchOffers(t, srv, &http.Client{Transport: tokenRT{aliceToken}}, rev)
+	bob := watchOffers(t, srv, &http.Client{Transport: tokenRT{bobToken}}, rev)
 
 	if got := alice.uris(t); slices.Contains(got, "notes://secret/plan") || !slices.Contains(got, "notes://todo") {
 		t.Errorf("alice's resources/list = %v", got)
