@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
@@ -18,6 +19,11 @@ import (
 // lists again) or what it reads over egress; a listing that must follow
 // the world is better a resource template.
 
+// dynamicWait bounds a listing's wait for its module's code and an
+// admission slot: a cold Go module compiles in seconds, on a loaded
+// machine in tens of them.
+const dynamicWait = 5 * time.Minute
+
 // listDynamic starts the dynamic listing of the files this rescan loaded.
 // Called with l.mu held.
 func (l *Live) listDynamic(ch *Change) {
@@ -27,23 +33,32 @@ func (l *Live) listDynamic(ch *Change) {
 		if !ok || m.Manifest == nil || !m.Manifest.DynamicOffers {
 			continue
 		}
-		l.dynamic.Add(1)
-		go func() {
-			defer l.dynamic.Done()
-			l.fetchDynamic(p, f.ref, m)
-		}()
+		go l.fetchDynamic(p, f.ref, m)
 	}
 }
 
 // fetchDynamic runs the listing call, as any read of the module runs
 // (fresh instance, its limits and timeout), and installs its result.
 func (l *Live) fetchDynamic(path string, ref *moduleRef, m *host.Module) {
-	ctx, cancel := context.WithTimeout(context.Background(), offerTimeout(m))
-	defer cancel()
 	h := &boundOffer{mod: m, ref: ref, call: abi.CallListOffers, lim: m.EffectiveLimits(host.Limits{})}
-	raw, err := h.HandleRequest(ctx, registry.Request{Args: []byte("{}")})
+	req := registry.Request{Args: []byte("{}")}
+	// Waiting for the code (a lazy module compiles now) and an admission
+	// slot is the host's time, bounded apart; the module's timeout is for
+	// the listing, as for a read.
+	wait, stop := context.WithTimeout(context.Background(), dynamicWait)
+	defer stop()
+	pctx, done, err := h.Prepare(wait, req)
+	var raw []byte
+	if err == nil {
+		ctx, cancel := context.WithTimeout(pctx, offerTimeout(m))
+		raw, err = h.HandleRequest(ctx, req)
+		cancel()
+		done()
+	}
 	if err != nil {
-		l.logger.Warn("plugin's dynamic listing failed; its static offers serve", "file", path, "err", err)
+		if l.stillServing(path, ref) { // else replaced, removed or closed: nothing to say
+			l.logger.Warn("plugin's dynamic listing failed; its static offers serve", "file", path, "err", err)
+		}
 		return
 	}
 	listing, err := abi.ParseListing(raw)
@@ -106,4 +121,12 @@ func (l *Live) installDynamic(path string, ref *moduleRef, extra registry.Offers
 	for _, f := range l.listeners {
 		f(reg)
 	}
+}
+
+// stillServing reports whether ref is the version of path serving now.
+func (l *Live) stillServing(path string, ref *moduleRef) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, ok := l.files[path]
+	return !l.closed && ok && f.ref == ref
 }

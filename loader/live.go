@@ -57,8 +57,6 @@ type Live struct {
 	claims     *claims     // modules listed from their embedded manifests, checked in the background (verify.go)
 	startTotal int         // module files the first rescan found
 
-	dynamic sync.WaitGroup // dynamic listings in flight (dynamic.go)
-
 	owners *owners                              // who holds each tool name, across restarts
 	fs     folderFS                             // how the folder is read
 	after  func(time.Duration) <-chan time.Time // Watch's clock

@@ -149,6 +149,7 @@ func (s *Server) readResource(o registry.Offering) mcp.ResourceHandler {
 			}
 		}
 		res.Meta = mcp.Meta{MetaRequestID: c.requestID}
+		s.auditOffer(c, "ok", len(raw))
 		return &res, nil
 	}
 }
@@ -181,6 +182,7 @@ func (s *Server) getPrompt(p *registry.Prompt) mcp.PromptHandler {
 			}
 		}
 		res.Meta = mcp.Meta{MetaRequestID: c.requestID}
+		s.auditOffer(c, "ok", len(raw))
 		return &res, nil
 	}
 }
@@ -215,7 +217,8 @@ func (s *Server) decideOffer(ctx context.Context, c *offerCall) access.Decision 
 // runOffer runs one read or get on its module: a place in the caller's
 // cap, the host's waits under the caller's context, then the module's
 // timeout, as a tool's attempt has. The error is a JSON-RPC error with
-// the kind of failure in its message.
+// the kind of failure in its message, audited; a result is audited by
+// the caller once it has checked its shape.
 func (s *Server) runOffer(ctx context.Context, c *offerCall, o registry.Offering, args json.RawMessage) (json.RawMessage, error) {
 	s.inflight.enter()
 	defer s.inflight.exit()
@@ -249,7 +252,6 @@ func (s *Server) runOffer(ctx context.Context, c *offerCall, o registry.Offering
 		}
 		return nil, s.offerError(ctx, c, err)
 	}
-	s.auditOffer(c, "ok", len(raw))
 	return raw, nil
 }
 
@@ -278,9 +280,7 @@ func (s *Server) offerFault(c *offerCall, format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal: " + fmt.Sprintf(format, args...)}
 }
 
-// auditOffer writes the one audit line of a read or get (a second call,
-// after a result was judged malformed, overrides nothing: the line of the
-// run said ok, this one says why it still failed).
+// auditOffer writes the one audit line of a read or get.
 func (s *Server) auditOffer(c *offerCall, outcome string, bytes int) {
 	attrs := []slog.Attr{
 		slog.String("request_id", c.requestID),
