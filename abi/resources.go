@@ -302,6 +302,9 @@ func CheckURITemplate(s string) error {
 			if i == start+1 {
 				return fmt.Errorf("%q has an empty expression {}", truncate(s, 60))
 			}
+			if err := checkExpression(s[start+1 : i]); err != nil {
+				return fmt.Errorf("%q: {%s}: %v", truncate(s, 60), s[start+1:i], err)
+			}
 			depth = 0
 		}
 	}
@@ -315,6 +318,37 @@ func CheckURITemplate(s string) error {
 	}
 	if _, err := url.Parse(scheme + ":x"); err != nil {
 		return fmt.Errorf("%q has an invalid scheme %q", truncate(s, 60), scheme)
+	}
+	return nil
+}
+
+// checkExpression checks one RFC 6570 expression (between the braces):
+// an optional operator, then comma-separated variables, each a name of
+// letters, digits, '_' and inner '.', with an optional ":length" (1 to
+// 9999) or "*".
+func checkExpression(e string) error {
+	if strings.ContainsAny(e[:1], "+#./;?&") {
+		e = e[1:]
+	}
+	for _, v := range strings.Split(e, ",") {
+		name, mod := v, ""
+		if i := strings.IndexAny(v, ":*"); i >= 0 {
+			name, mod = v[:i], v[i:]
+		}
+		if name == "" || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
+			return fmt.Errorf("variable %q is not a name", v)
+		}
+		for _, c := range name {
+			if !(c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+				return fmt.Errorf("variable %q holds %q (letters, digits, '_' and '.' only)", v, c)
+			}
+		}
+		switch {
+		case mod == "" || mod == "*":
+		case mod[0] == ':' && len(mod) >= 2 && len(mod) <= 5 && mod[1] != '0' && strings.Trim(mod[1:], "0123456789") == "":
+		default:
+			return fmt.Errorf("variable %q has a modifier that is not :1 to :9999 or *", v)
+		}
 	}
 	return nil
 }
