@@ -11,7 +11,7 @@ import (
 )
 
 // ruleKeys are the keys of an [[access]] rule.
-var ruleKeys = []string{"action", "identities", "scopes", "tools"}
+var ruleKeys = []string{"action", "identities", "prompts", "resources", "scopes", "tools"}
 
 // AccessPolicy returns the [[access]] rules as a policy for the transport
 // and `toolhost access check`. A nil Config, or one without rules, returns
@@ -48,17 +48,30 @@ func (p *checker) accessSection(path []string, v any, c *Config) {
 		p.fail(path, "must be an array of tables, written as [[access]] sections, not %s", describe(v))
 		return
 	}
-	catchAll := 0
+	// A rule after one that matches every caller and every name of each
+	// kind it names (tools, resources, prompts) can never match.
+	var catchAll [3]int
 	for i, t := range elems {
 		r := p.rule(path, i, t)
 		if r == nil {
 			continue
 		}
-		if catchAll > 0 {
-			p.failRule(path, i, "", "can never match: rule %d before it matches every caller and tool (first match wins)", catchAll)
+		kinds := [3][]string{r.Tools, r.Resources, r.Prompts}
+		shadowed, by := true, 0
+		for k, globs := range kinds {
+			if len(globs) > 0 {
+				shadowed = shadowed && catchAll[k] > 0
+				by = max(by, catchAll[k])
+			}
 		}
-		if catchAll == 0 && r.Identities != nil && slices.Contains(r.Identities, "*") && r.Scopes == nil && slices.Contains(r.Tools, "*") {
-			catchAll = i + 1
+		if shadowed {
+			p.failRule(path, i, "", "can never match: rule %d before it matches every caller and tool (first match wins)", by)
+		}
+		everyone := r.Identities != nil && slices.Contains(r.Identities, "*") && r.Scopes == nil
+		for k, globs := range kinds {
+			if catchAll[k] == 0 && everyone && slices.Contains(globs, "*") {
+				catchAll[k] = i + 1
+			}
 		}
 		c.Access = append(c.Access, *r)
 	}
@@ -76,7 +89,7 @@ func (p *checker) rule(path []string, i int, t map[string]any) *access.Rule {
 	for _, k := range slices.Sorted(maps.Keys(t)) {
 		v := t[k]
 		switch k {
-		case "identities", "scopes", "tools":
+		case "identities", "scopes", "tools", "resources", "prompts":
 			globs, good := p.globs(v)
 			if !good {
 				fail(k, "must be an array of strings such as [\"support-*\"], not %s", describe(v))
@@ -87,7 +100,7 @@ func (p *checker) rule(path []string, i int, t map[string]any) *access.Rule {
 				continue
 			}
 			check := access.CheckGlob
-			if k == "tools" {
+			if k == "tools" || k == "prompts" {
 				check = access.CheckToolGlob
 			}
 			for _, g := range globs {
@@ -100,6 +113,10 @@ func (p *checker) rule(path []string, i int, t map[string]any) *access.Rule {
 				r.Identities = globs
 			case "scopes":
 				r.Scopes = globs
+			case "resources":
+				r.Resources = globs
+			case "prompts":
+				r.Prompts = globs
 			default:
 				r.Tools = globs
 			}
@@ -118,8 +135,11 @@ func (p *checker) rule(path []string, i int, t map[string]any) *access.Rule {
 			}
 		}
 	}
-	if _, set := t["tools"]; !set {
-		fail("", `names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all)`)
+	_, tools := t["tools"]
+	_, resources := t["resources"]
+	_, prompts := t["prompts"]
+	if !tools && !resources && !prompts {
+		fail("", `names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all), or resources = [...] (globs over resource URIs) or prompts = [...]`)
 	}
 	if _, set := t["action"]; !set {
 		fail("", `has no action: add action = "allow" or action = "deny"`)

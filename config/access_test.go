@@ -59,6 +59,33 @@ action = "deny"
 	}
 }
 
+// Rules name resources and prompts beside tools; a catch-all for tools
+// does not shadow a later rule about resources.
+func TestAccessResourcesAndPrompts(t *testing.T) {
+	src := `[[access]]
+identities = ["*"]
+tools = ["*"]
+action = "allow"
+
+[[access]]
+identities = ["alice"]
+resources = ["notes://*"]
+prompts = ["review"]
+action = "allow"
+`
+	c, err := Parse("t.toml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Access) != 2 || !reflect.DeepEqual(c.Access[1].Resources, []string{"notes://*"}) || !reflect.DeepEqual(c.Access[1].Prompts, []string{"review"}) {
+		t.Fatalf("rules = %+v", c.Access)
+	}
+	p := c.AccessPolicy()
+	if !p.DecideResource("alice", nil, "notes://todo").Allowed || p.DecideResource("bob", nil, "notes://todo").Allowed {
+		t.Error("resource decisions")
+	}
+}
+
 func TestAccessInlineForm(t *testing.T) {
 	c, err := Parse("t.toml", []byte(`access = [
   {identities = ["a"], tools = ["x"], action = "allow"},
@@ -88,8 +115,12 @@ func TestAccessErrors(t *testing.T) {
 		{"[[access]]\ntools = [\"*\"]\naction = \"allow\"\n",
 			`t.toml:1: access rule 1: names no callers: add identities = ["support-*"] (globs over caller identities; ["*"] for all) or scopes = [...]`},
 		{"[[access]]\nidentities = [\"*\"]\naction = \"allow\"\n",
-			`t.toml:1: access rule 1: names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all)`},
+			`t.toml:1: access rule 1: names no tools: add tools = ["text.*", "json.get"] (globs over manifest names; ["*"] for all), or resources = [...] (globs over resource URIs) or prompts = [...]`},
 		{"[[access]]\nidentities = [\"*\"]\ntools = [\"*\"]\naction = \"deny\"\n[[access]]\nidentities = [\"a\"]\ntools = [\"x\"]\naction = \"allow\"\n",
+			`t.toml:5: access rule 2: can never match: rule 1 before it matches every caller and tool (first match wins)`},
+		{"[[access]]\nidentities = [\"*\"]\nprompts = [\"a/b\"]\naction = \"allow\"\n",
+			`t.toml:3: access rule 1: prompts: pattern "a/b" can never match a tool name: '/' is not a character of tool names (A-Z a-z 0-9 _ . -; * and ? are the wildcards)`},
+		{"[[access]]\nidentities = [\"*\"]\nresources = [\"*\"]\naction = \"deny\"\n[[access]]\nidentities = [\"a\"]\nresources = [\"x://*\"]\naction = \"allow\"\n",
 			`t.toml:5: access rule 2: can never match: rule 1 before it matches every caller and tool (first match wins)`},
 		{"[access]\nidentities = [\"*\"]\n",
 			`t.toml:1: access: must be an array of tables, written as [[access]] sections, not a table`},

@@ -71,9 +71,10 @@ type stamp struct {
 }
 
 type liveFile struct {
-	sha  string
-	ref  *moduleRef
-	recs []*registry.Tool
+	sha    string
+	ref    *moduleRef
+	recs   []*registry.Tool
+	offers registry.Offers // its resources and prompts (offers.go)
 }
 
 // Open loads dir and returns it live. logger receives reload outcomes (nil:
@@ -427,9 +428,15 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		}
 		l.evictAtStart(other, path, recs, next, ch)
 	}
+	offers := offersOf(m, ref)
+	if _, clash := offerClash(offers, path, next); clash != "" {
+		_ = m.Close(ctx)
+		keepOld(&host.LoadError{Path: path, Reason: clash})
+		return
+	}
 	delete(l.rejected, path)
 	delete(l.reasons, path)
-	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
+	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs, offers: offers}
 	if m.Unverified() {
 		l.claims.check(l, path, m)
 	}
@@ -480,6 +487,9 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 		tools = append(tools, f.recs...)
 	}
 	reg, err := registry.New(tools)
+	if err == nil {
+		reg, err = reg.WithOffers(mergeOffers(next))
+	}
 	if err != nil {
 		// Cannot happen: names were checked for clashes and each record
 		// compiled. Keep serving what we had rather than nothing.
@@ -498,6 +508,7 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 	for _, f := range l.listeners {
 		f(reg)
 	}
+	l.listDynamic(ch)
 }
 
 // report tells what a rescan did: as human progress lines at start-up

@@ -134,6 +134,14 @@ func (f *front) check(w http.ResponseWriter, r *http.Request, msg message, body 
 		writeError(w, status, msg.id, jsonrpc.CodeMethodNotFound, methodNotFound(msg.method, stateless))
 		return nil, nil, false
 	}
+	if what, ok := f.s.offering(msg.method); !ok {
+		status := http.StatusOK
+		if stateless {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, msg.id, jsonrpc.CodeMethodNotFound, noOffers(msg.method, what))
+		return nil, nil, false
+	}
 	return body, w, true
 }
 

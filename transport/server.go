@@ -102,6 +102,7 @@ type Server struct {
 	toolsMu sync.Mutex
 	reg     *registry.Registry        // the registry of the last SetTools
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
+	offers  offerSet                  // the resources and prompts listed (resources.go)
 
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 
@@ -158,7 +159,8 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 
 // SetTools makes the listed tools those of reg that are not hidden: tools
 // gone are removed, new or changed ones (re)added. Each change sends MCP
-// clients notifications/tools/list_changed. Calls resolve names (wire or
+// clients notifications/tools/list_changed. reg's resources, resource
+// templates and prompts are listed the same way (resources.go). Calls resolve names (wire or
 // manifest) against reg from now on, then go through the dispatcher, which
 // has its own view of the registry.
 func (s *Server) SetTools(reg *registry.Registry) {
@@ -186,6 +188,7 @@ func (s *Server) SetTools(reg *registry.Registry) {
 	}
 	s.listed = next
 	s.reg = reg
+	s.setOffers(reg.Offers())
 }
 
 // lookup resolves a name a client sent, wire or manifest form, to a tool

@@ -206,7 +206,9 @@ func describe() []byte {
 				specs[i].OutputSchema = reflectSchema(t.resultType)
 			}
 		}
-		b, err := json.Marshal(abi.Manifest{ABI: abi.Version, Tools: specs})
+		m := abi.Manifest{ABI: abi.Version, Tools: specs}
+		offerSpecs(&m)
+		b, err := json.Marshal(m)
 		if err != nil {
 			panic(fmt.Sprintf("guest: manifest: %v", err))
 		}
@@ -249,6 +251,16 @@ func dispatch(name string, args []byte) (resp abi.Response) {
 			continue
 		}
 		result, err := t.call(args)
+		if err != nil {
+			return fromError(err)
+		}
+		b, err := json.Marshal(result)
+		if err != nil {
+			return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
+		}
+		return abi.Response{Result: b}
+	}
+	if result, ok, err := dispatchOffer(name, args); ok {
 		if err != nil {
 			return fromError(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolhost/toolhost/abi"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,10 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				SHA256 string `json:"sha256"`
 				ABI    int    `json:"abi"`
 				Tools  any    `json:"tools"`
-			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools}
+				// What the module offers beside its tools, when it does.
+				abi.Listing
+				DynamicOffers bool `json:"dynamic_offers,omitempty"`
+			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools, m.Manifest.Listing, m.Manifest.DynamicOffers}
 			enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)
