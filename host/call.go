@@ -132,7 +132,7 @@ func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args [
 	// The dispatcher weighs a timeout by the time the guest itself had.
 	started := time.Now()
 	if deadline, ok := ctx.Deadline(); ok {
-		defer m.rt.kick.remove(m.rt.kick.add(deadline))
+		defer m.rt.kick.Remove(m.rt.kick.Add(deadline))
 	}
 	res, err := call.Call(ctx, uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
 	attempt.From(ctx).AddGuest(time.Since(started))

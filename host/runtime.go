@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/kick"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -99,7 +100,7 @@ type Runtime struct {
 	compilerID                       string        // the compiler child and its limits (compilemark.go)
 	children                         atomic.Uint64 // compiler children started
 	mem                              *memBudget    // what modules' memory pools keep (membudget.go)
-	kick                             *kicker       // wakes the scheduler at call deadlines (kick.go); nil: none
+	kick                             *kick.Kicker  // wakes the scheduler at call deadlines; nil: none
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -147,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
 		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		warm:      newWarmPools(cfg.Reuse, logger), settle: settle, compilerID: compilerIdentity(cfg.Compile),
-		mem: newMemBudget(poolBytes, poolIdle, func() { settle.begin(); settle.end() }), kick: newKicker()}, nil
+		mem: newMemBudget(poolBytes, poolIdle, func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -233,7 +234,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
 	r.life.end()
-	r.kick.close()
+	r.kick.Close()
 	r.mem.close()
 	r.settle.stop()
 	r.warm.close()

@@ -1,4 +1,6 @@
-package host
+// Package kick wakes the Go scheduler at the deadlines of calls running
+// guest code (see Kicker). It is host's alone: only the sandbox call uses it.
+package kick
 
 import (
 	"runtime"
@@ -7,7 +9,7 @@ import (
 	"time"
 )
 
-// kicker wakes the Go scheduler at the deadlines of calls running guest
+// Kicker wakes the Go scheduler at the deadlines of calls running guest
 // code, so a deadline stops a spinning guest within a fraction of a
 // millisecond instead of several.
 //
@@ -34,7 +36,9 @@ import (
 // the guest still stops through wazero's close-on-context-done — it only
 // makes the runtime look when the timer is due. Without an alarm (not
 // Linux) it does nothing.
-type kicker struct {
+//
+// A Kicker is safe for concurrent use; a nil *Kicker registers nothing.
+type Kicker struct {
 	alarm alarm
 
 	mu      sync.Mutex
@@ -61,22 +65,31 @@ type alarm interface {
 // enough that its own wake-up is not due when its P next looks at timers.
 const kickPark = 50 * time.Microsecond
 
-// newKicker starts a kicker, or returns nil where there is no alarm.
-func newKicker() *kicker {
+// New starts a kicker, or returns nil where there is no alarm.
+func New() *Kicker {
 	a := newAlarm()
 	if a == nil {
 		return nil
 	}
-	k := &kicker{alarm: a, pending: map[*time.Time]struct{}{}, added: make(chan struct{}, 1), done: make(chan struct{})}
+	return start(a, nil)
+}
+
+// start runs a kicker on a; kicked, if set, is called after each kick.
+func start(a alarm, kicked func()) *Kicker {
+	k := &Kicker{alarm: a, pending: map[*time.Time]struct{}{}, added: make(chan struct{}, 1), done: make(chan struct{}), kicked: kicked}
 	go k.run()
 	return k
 }
 
-// add registers a call's deadline until remove is called with what it
+// Deadline is a deadline Add registered, for Remove. The zero value is
+// none.
+type Deadline struct{ d *time.Time }
+
+// Add registers a call's deadline until Remove is called with what it
 // returns. Nil-safe: with no kicker it registers nothing.
-func (k *kicker) add(deadline time.Time) *time.Time {
+func (k *Kicker) Add(deadline time.Time) Deadline {
 	if k == nil {
-		return nil
+		return Deadline{}
 	}
 	d := &deadline
 	k.mu.Lock()
@@ -94,21 +107,32 @@ func (k *kicker) add(deadline time.Time) *time.Time {
 		// write to a closed, perhaps reused, descriptor would go astray).
 		k.alarm.interrupt()
 	}
-	return d
+	return Deadline{d}
 }
 
-// remove forgets a deadline add registered (nil: nothing). A deadline
+// Remove forgets a deadline Add registered (zero: nothing). A deadline
 // the kicker already kicked is gone already.
-func (k *kicker) remove(d *time.Time) {
-	if d == nil {
+func (k *Kicker) Remove(d Deadline) {
+	if d.d == nil {
 		return
 	}
 	k.mu.Lock()
-	delete(k.pending, d)
+	delete(k.pending, d.d)
 	k.mu.Unlock()
 }
 
-func (k *kicker) run() {
+// Pending counts the deadlines registered and not yet kicked or removed.
+// Nil-safe.
+func (k *Kicker) Pending() int {
+	if k == nil {
+		return 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.pending)
+}
+
+func (k *Kicker) run() {
 	defer close(k.done)
 	for {
 		k.mu.Lock()
@@ -138,7 +162,7 @@ func (k *kicker) run() {
 }
 
 // earliest is the first pending deadline, or zero. Calls hold k.mu.
-func (k *kicker) earliest() time.Time {
+func (k *Kicker) earliest() time.Time {
 	var first time.Time
 	for d := range k.pending {
 		if first.IsZero() || d.Before(first) {
@@ -150,7 +174,7 @@ func (k *kicker) earliest() time.Time {
 
 // due drops the deadlines that have passed and reports whether there were
 // any: a wake-up for a call that already ended kicks nothing.
-func (k *kicker) due() bool {
+func (k *Kicker) due() bool {
 	now := time.Now()
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -164,8 +188,8 @@ func (k *kicker) due() bool {
 	return passed
 }
 
-// close stops the kicker and waits for its goroutine. Nil-safe.
-func (k *kicker) close() {
+// Close stops the kicker and waits for its goroutine. Nil-safe.
+func (k *Kicker) Close() {
 	if k == nil {
 		return
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package host
+package kick
 
 // newAlarm: only Linux has one here, so elsewhere deadlines rely on the Go
 // runtime's timers alone.

@@ -1,4 +1,4 @@
-package host
+package kick
 
 import (
 	"encoding/binary"
