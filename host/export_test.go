@@ -17,4 +17,4 @@ func (m *Module) WaitWarming() {
 }
 
 // CompileChildren counts the compiler children the runtime started.
-func (r *Runtime) CompileChildren() uint64 { return r.children.Load() }
+func (r *Runtime) CompileChildren() uint64 { return r.child.Started() }

@@ -150,7 +150,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	// In a child first, under a deadline and a memory limit: compiling
 	// has neither in wazero, and a hostile module can make it take
 	// minutes and gigabytes. The child fills the cache we then load from.
-	if err := r.precompile(ctx, checked, sum); err != nil {
+	if err := r.child.Compile(ctx, checked, sum); err != nil {
 		return fail(err, "%v", err)
 	}
 	compiled, err := r.compileWasm(ctx, path, checked)

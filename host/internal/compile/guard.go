@@ -1,4 +1,4 @@
-package host
+package compile
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 	"syscall"
 )
 
-// cacheGuard keeps wazero's file compilation cache from taking the host
+// Guard keeps wazero's file compilation cache from taking the host
 // down or refusing good modules (issue 10 finding 13). wazero trusts its
 // cache files: it sizes slices from the counts in an entry before reading
 // them, so a changed function count in one header made every restart die
@@ -30,8 +30,8 @@ import (
 //
 // The layout checked is wazero v1.12's (internal/engine/wazevo/
 // engine_cache.go: serializeCompiledModule); TestCacheGuardAcceptsWazeroEntries
-// fails if an upgrade changes it.
-type cacheGuard struct {
+// fails if an upgrade changes it. A Guard is safe for concurrent use.
+type Guard struct {
 	root   string // the cache folder; wazero's entries are in root/wazero-*/
 	logger *slog.Logger
 
@@ -49,10 +49,17 @@ var cacheCRC = crc32.MakeTable(crc32.Castagnoli)
 // cacheMagic starts every wazero cache entry.
 const cacheMagic = "WAZEVO"
 
-// sweep checks the entries not checked since they last changed (every
+// NewGuard returns the guard of the cache in root, having swept it once.
+func NewGuard(root string, logger *slog.Logger) *Guard {
+	g := &Guard{root: root, logger: logger, seen: map[string]fileStamp{}}
+	g.Sweep(false)
+	return g
+}
+
+// Sweep checks the entries not checked since they last changed (every
 // entry, with their code checksums, when full) and deletes those that are
 // damaged. It returns how many it deleted.
-func (g *cacheGuard) sweep(full bool) int {
+func (g *Guard) Sweep(full bool) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	dirs, _ := filepath.Glob(filepath.Join(g.root, "wazero-*"))
@@ -90,6 +97,18 @@ func (g *cacheGuard) sweep(full bool) int {
 		}
 	}
 	return removed
+}
+
+// Entries counts the finished entries in the cache.
+func (g *Guard) Entries() int {
+	n := 0
+	_ = filepath.WalkDir(g.root, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && isEntryName(d.Name()) {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // isEntryName reports whether name is a finished wazero cache entry: the
@@ -244,11 +263,11 @@ func (r *entryReader) skip(n int64, w io.Writer) {
 	r.off += n
 }
 
-// isCacheError reports whether a CompileModule error came from the file
+// IsCacheError reports whether a CompileModule error came from the file
 // cache rather than the module: wazero's deserialiser prefixes its errors
 // with "compilationcache:", and the cache's reads and writes fail with
 // file system errors, which compiling a module never produces.
-func isCacheError(err error) bool {
+func IsCacheError(err error) bool {
 	var pe *fs.PathError
 	var le *os.LinkError
 	var errno syscall.Errno

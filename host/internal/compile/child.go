@@ -1,4 +1,10 @@
-package host
+// Package compile guards compiling untrusted modules, which wazero does
+// without a deadline, a memory bound or any doubt about its file cache:
+// Child compiles a module first in a child process under CPU and memory
+// limits (and marks the modules it compiled, so a restart skips it);
+// Guard checks the file cache's entries before wazero reads them. It is
+// host's alone.
+package compile
 
 import (
 	"bytes"
@@ -12,32 +18,33 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
-// Defaults for CompileLimits fields left at zero.
+// Defaults for Limits fields left at zero.
 const (
-	// DefaultCompileCPU bounds the CPU time of compiling one module. A Go
+	// DefaultCPU bounds the CPU time of compiling one module. A Go
 	// guest compiles in about a second of CPU (15 s under the race
 	// detector); a module of 100,000 nested blocks (300 KB) took 2.5
 	// minutes. CPU time, not wall time, so that a loaded machine does not
 	// refuse good modules.
-	DefaultCompileCPU = 60 * time.Second
+	DefaultCPU = 60 * time.Second
 	// compileWallFactor sets the wall-clock backstop: this many times the
 	// CPU limit (a child starved of CPU, or stuck, is ended too).
 	compileWallFactor = 10
-	// DefaultCompileMemory bounds the memory of the compiler process. A
+	// DefaultMemory bounds the memory of the compiler process. A
 	// Go guest compiles in well under 512 MiB; a 1 MB br_table reached
 	// 2.4 GB.
-	DefaultCompileMemory = 2 << 30
+	DefaultMemory = 2 << 30
 )
 
-// CompileChildEnv, set to "1" in a process's environment, makes it a
-// compiler child: a program that calls CompileChildMain first thing when
-// it is set can serve as CompileLimits.Command (toolhost does).
-const CompileChildEnv = "TOOLHOST_COMPILE_CHILD"
+// ChildEnv, set to "1" in a process's environment, makes it a compiler
+// child: a program that calls ChildMain first thing when it is set can
+// serve as Limits.Command (toolhost does).
+const ChildEnv = "TOOLHOST_COMPILE_CHILD"
 
 // Further parameters of the child, by environment.
 const (
@@ -54,7 +61,7 @@ const (
 	childOutOfCPU    = 4 // over the CPU time limit
 )
 
-// CompileLimits bound compiling a module, which wazero does without a
+// Limits bound compiling a module, which wazero does without a
 // deadline or a memory bound (issue 10 finding 5: a 300 KB module of nested
 // blocks compiled for 2.5 minutes, a 1 MB br_table grew to 2.4 GB). With a
 // Command, each module is first compiled in a child process under a
@@ -62,53 +69,73 @@ const (
 // refuses the module, and one that compiles has filled the file cache, from
 // which the runtime then loads. The zero value compiles in this process,
 // unbounded.
-type CompileLimits struct {
-	// Command is the child's argv: a program that calls CompileChildMain
-	// when CompileChildEnv is set (toolhost: its own executable). Empty
+type Limits struct {
+	// Command is the child's argv: a program that calls ChildMain
+	// when ChildEnv is set (toolhost: its own executable). Empty
 	// means no child.
 	Command []string
 	// CPUTime bounds the CPU time of one compile; 0 means
-	// DefaultCompileCPU. Wall time is bounded at ten times this.
+	// DefaultCPU. Wall time is bounded at ten times this.
 	CPUTime time.Duration
 	// MemoryBytes caps the memory the child's Go runtime maps; 0 means
-	// DefaultCompileMemory.
+	// DefaultMemory.
 	MemoryBytes uint64
 }
 
-// CompileLimitError is a module refused because compiling it ran out of
-// time or memory.
-type CompileLimitError struct {
+// LimitError is a module refused because compiling it ran out of time or
+// memory.
+type LimitError struct {
 	Reason string
 }
 
-func (e *CompileLimitError) Error() string { return e.Reason }
+func (e *LimitError) Error() string { return e.Reason }
 
-// precompile compiles wasm in a child under the limits. nil means it
-// compiled (and the cache, if any, holds it), or that it failed as a module
-// does: the runtime compiles it next and reports the module's own error.
-func (r *Runtime) precompile(ctx context.Context, wasm []byte, sum [sha256.Size]byte) error {
-	lim := r.cfg.Compile
+// Child compiles modules in child processes under Limits. It is safe for
+// concurrent use.
+type Child struct {
+	lim      Limits
+	cacheDir string        // "" when there is no file cache
+	id       string        // the child and its limits, for the marks (mark.go)
+	started  atomic.Uint64 // children started
+}
+
+// NewChild returns the compiler of modules under lim, whose children fill
+// the file cache in cacheDir ("" for none). With no Command it starts no
+// child, and Compile returns nil at once.
+func NewChild(lim Limits, cacheDir string) *Child {
+	if lim.CPUTime <= 0 {
+		lim.CPUTime = DefaultCPU
+	}
+	if lim.MemoryBytes == 0 {
+		lim.MemoryBytes = DefaultMemory
+	}
+	return &Child{lim: lim, cacheDir: cacheDir, id: identity(lim)}
+}
+
+// Started counts the compiler children started so far.
+func (c *Child) Started() uint64 { return c.started.Load() }
+
+// Compile compiles wasm, whose file's bytes have the sha256 sum, in a
+// child under the limits. nil means it compiled (and the cache, if any,
+// holds it), or that it failed as a module does: the runtime compiles it
+// next and reports the module's own error. Otherwise the error is a
+// *LimitError, or the context's.
+func (c *Child) Compile(ctx context.Context, wasm []byte, sum [sha256.Size]byte) error {
+	lim := c.lim
 	if len(lim.Command) == 0 {
 		return nil
 	}
-	mark := r.compileMark(sum)
+	mark := c.mark(sum)
 	if compiled(mark) {
-		return nil // compiled within these limits before (compilemark.go)
+		return nil // compiled within these limits before (mark.go)
 	}
-	r.children.Add(1)
-	cpu := lim.CPUTime
-	if cpu <= 0 {
-		cpu = DefaultCompileCPU
-	}
+	c.started.Add(1)
+	cpu, mem := lim.CPUTime, lim.MemoryBytes
 	timeout := compileWallFactor * cpu
-	mem := lim.MemoryBytes
-	if mem == 0 {
-		mem = DefaultCompileMemory
-	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, lim.Command[0], lim.Command[1:]...)
-	cache := r.cacheDir
+	cache := c.cacheDir
 	if cache == "" {
 		cache = "off"
 	}
@@ -121,22 +148,22 @@ func (r *Runtime) precompile(ctx context.Context, wasm []byte, sum [sha256.Size]
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		r.markCompiled(mark)
+		markCompiled(mark)
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err() // shutting down: not the module's fault
 	case cctx.Err() != nil:
-		return &CompileLimitError{fmt.Sprintf("did not compile within %v of wall time (ten times the host's compile CPU limit); a module this slow to compile is refused", timeout)}
+		return &LimitError{fmt.Sprintf("did not compile within %v of wall time (ten times the host's compile CPU limit); a module this slow to compile is refused", timeout)}
 	case errors.As(err, &exit) && exit.ExitCode() == childOutOfCPU:
-		return &CompileLimitError{fmt.Sprintf("did not compile within %v of CPU time (the host's compile limit); a module this slow to compile is refused", cpu)}
+		return &LimitError{fmt.Sprintf("did not compile within %v of CPU time (the host's compile limit); a module this slow to compile is refused", cpu)}
 	case errors.As(err, &exit) && exit.ExitCode() == childModuleError:
 		return nil
 	case errors.As(err, &exit) && exit.ExitCode() == childOutOfMemory:
-		return &CompileLimitError{fmt.Sprintf("compiling it needed more than %d MiB of memory (the host's compile limit); a module this costly to compile is refused", mem>>20)}
+		return &LimitError{fmt.Sprintf("compiling it needed more than %d MiB of memory (the host's compile limit); a module this costly to compile is refused", mem>>20)}
 	}
 	// Killed, or crashed (past the address-space backstop, the Go runtime
 	// dies rather than reports): a module that does this is refused too.
-	return &CompileLimitError{fmt.Sprintf("the compiler process died compiling it (%v: %s)", err, lastLine(stderr.String()))}
+	return &LimitError{fmt.Sprintf("the compiler process died compiling it (%v: %s)", err, lastLine(stderr.String()))}
 }
 
 // childRuntimeEnv are the variables of the server's environment a
@@ -153,7 +180,7 @@ var childRuntimeEnv = []string{"GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "G
 // childEnv is a compiler child's whole environment: its parameters, and
 // childRuntimeEnv from this process's.
 func childEnv(cache string, mem uint64, cpu time.Duration) []string {
-	env := []string{CompileChildEnv + "=1", compileCacheEnv + "=" + cache,
+	env := []string{ChildEnv + "=1", compileCacheEnv + "=" + cache,
 		compileMemoryEnv + "=" + strconv.FormatUint(mem, 10), compileCPUEnv + "=" + strconv.FormatInt(int64(cpu), 10)}
 	for _, k := range childRuntimeEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -163,21 +190,21 @@ func childEnv(cache string, mem uint64, cpu time.Duration) []string {
 	return env
 }
 
-// CompileChildMain is the compiler child: it reads a module on stdin and
-// compiles it into the file cache named by the environment, under the
-// address-space limit named there, and returns the exit code. Call it
-// first thing in main when CompileChildEnv is "1".
-func CompileChildMain(stdin io.Reader, stderr io.Writer) int {
+// ChildMain is the compiler child: it reads a module of at most maxBytes
+// on stdin and compiles it into the file cache named by the environment,
+// under the memory and CPU limits named there, and returns the exit code.
+// Call it first thing in main when ChildEnv is "1".
+func ChildMain(stdin io.Reader, stderr io.Writer, maxBytes int) int {
 	mem, _ := strconv.ParseUint(os.Getenv(compileMemoryEnv), 10, 64)
 	cpu, _ := strconv.ParseInt(os.Getenv(compileCPUEnv), 10, 64)
 	go watch(mem, time.Duration(cpu), stderr)
-	wasm, err := io.ReadAll(io.LimitReader(stdin, MaxModuleBytes+1))
-	if err != nil || len(wasm) > MaxModuleBytes {
+	wasm, err := io.ReadAll(io.LimitReader(stdin, int64(maxBytes)+1))
+	if err != nil || len(wasm) > maxBytes {
 		fmt.Fprintln(stderr, "compile child: cannot read the module:", err)
 		return childModuleError
 	}
 	ctx := context.Background()
-	// The same configuration as New's, so the cache key is the same.
+	// The same configuration as host.New's, so the cache key is the same.
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
 	if dir := os.Getenv(compileCacheEnv); dir != "off" && dir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)

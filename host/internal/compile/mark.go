@@ -1,4 +1,4 @@
-package host
+package compile
 
 import (
 	"crypto/sha256"
@@ -11,11 +11,11 @@ import (
 )
 
 // compileMarkDir is the folder, inside the cache folder, of the marks the
-// compiler child leaves (see compileMark); its version names what a mark
+// compiler child leaves (see Child.mark); its version names what a mark
 // means, and a host that means something else by one bumps it.
 const compileMarkDir = "compiled-v1"
 
-// compileMark is the path of the mark saying that a compiler child, the
+// mark is the path of the mark saying that a compiler child, the
 // same executable under the same limits, compiled the module whose bytes
 // have the sha256 sum (as read from its file: the bytes the child gets
 // follow from them and the executable) within those limits; "" when there
@@ -27,19 +27,19 @@ const compileMarkDir = "compiled-v1"
 // wazero's entry gone, the runtime would compile the module in this
 // process, which is safe for these bytes: compiling is deterministic, and
 // the same compiler compiled them within the limits before.
-func (r *Runtime) compileMark(sum [sha256.Size]byte) string {
-	if r.compilerID == "" || r.cacheDir == "" {
+func (c *Child) mark(sum [sha256.Size]byte) string {
+	if c.id == "" || c.cacheDir == "" {
 		return ""
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", r.compilerID)
+	fmt.Fprintf(h, "%s\x00", c.id)
 	h.Write(sum[:])
-	return filepath.Join(r.cacheDir, compileMarkDir, hex.EncodeToString(h.Sum(nil))+".ok")
+	return filepath.Join(c.cacheDir, compileMarkDir, hex.EncodeToString(h.Sum(nil))+".ok")
 }
 
 // markCompiled records a child's successful compile; a mark that cannot
 // be written only costs the next load the child again.
-func (r *Runtime) markCompiled(path string) {
+func markCompiled(path string) {
 	if path == "" {
 		return
 	}
@@ -61,11 +61,12 @@ func compiled(path string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// compilerIdentity names the compiler child and its limits for the marks:
-// the executable (path, size and modification time: a rebuilt or upgraded
-// toolhost compiles differently), its arguments, and the CPU and memory
-// bounds. "" when there is no child, or its executable cannot be found.
-func compilerIdentity(lim CompileLimits) string {
+// identity names the compiler child and its limits (defaults applied) for
+// the marks: the executable (path, size and modification time: a rebuilt
+// or upgraded toolhost compiles differently), its arguments, and the CPU
+// and memory bounds. "" when there is no child, or its executable cannot
+// be found.
+func identity(lim Limits) string {
 	if len(lim.Command) == 0 {
 		return ""
 	}
@@ -81,12 +82,6 @@ func compilerIdentity(lim CompileLimits) string {
 		return ""
 	}
 	cpu, mem := lim.CPUTime, lim.MemoryBytes
-	if cpu <= 0 {
-		cpu = DefaultCompileCPU
-	}
-	if mem == 0 {
-		mem = DefaultCompileMemory
-	}
 	return fmt.Sprintf("%s\x00%d\x00%d\x00%s\x00%d\x00%d", exe, fi.Size(), fi.ModTime().UnixNano(),
 		strings.Join(lim.Command[1:], "\x00"), cpu, mem)
 }
