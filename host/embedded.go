@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 )
 
@@ -84,7 +85,7 @@ func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) *Module {
 		return nil
 	}
 	return &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
-		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: &memPool{budget: r.mem},
+		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem),
 		claim: compactJSON(e.Manifest)}
 }
 

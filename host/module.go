@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -36,8 +37,9 @@ type Module struct {
 	notes    bool     // imports toolhost_v1.progress or log
 	egress   bool     // imports toolhost_v1.http_request
 	hasInit  bool     // exports _initialize
-	mem      *memPool // linear memory for its instances
 	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+
+	mem *membuf.Pool // linear memory for its instances
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -162,7 +164,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	r.compiles.Add(1)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: membuf.NewPool(r.mem)}
 	m.code.compiled = compiled
 	if hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
 		_ = compiled.Close(ctx)
@@ -285,11 +287,11 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		inst.close()
 		// Its memory went to the module's pool: a module that is never
 		// called must not keep megabytes for a call that may not come.
-		m.mem.drop()
+		m.mem.Drop()
 	}()
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.
-	m.mem.sizeFrom(uint64(inst.mod.Memory().Size()))
+	m.mem.SizeFrom(uint64(inst.mod.Memory().Size()))
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
 		return m.loadFault(ctx, abi.ExportABIVersion, err)
@@ -315,7 +317,7 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 // are closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
 	m.rt.warm.closeModule(m)
-	m.mem.drop() // no instance will take them (one closing now may still return its own)
+	m.mem.Drop() // no instance will take them (one closing now may still return its own)
 	c := &m.code
 	c.mu.Lock()
 	c.closed = true

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolhost/toolhost/host/internal/compile"
 	"github.com/toolhost/toolhost/host/internal/kick"
+	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -97,9 +98,9 @@ type Runtime struct {
 	admit                            *admission    // Config.MaxFresh
 	warmSlots                        chan struct{} // Config.WarmUp compiles at once
 	warm                             *warmPools
-	settle                           *settler     // frees loading's garbage (settle.go)
-	mem                              *memBudget   // what modules' memory pools keep (membudget.go)
-	kick                             *kick.Kicker // wakes the scheduler at call deadlines; nil: none
+	settle                           *settler       // frees loading's garbage (settle.go)
+	mem                              *membuf.Budget // what modules' memory pools keep
+	kick                             *kick.Kicker   // wakes the scheduler at call deadlines; nil: none
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -146,7 +147,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
 		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
 		warm:      newWarmPools(cfg.Reuse, logger), settle: settle,
-		mem: newMemBudget(poolBytes, poolIdle, func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
+		mem: membuf.NewBudget(func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -226,7 +227,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 func (r *Runtime) Close(ctx context.Context) error {
 	r.life.end()
 	r.kick.Close()
-	r.mem.close()
+	r.mem.Close()
 	r.settle.stop()
 	r.warm.close()
 	r.grants.Close()

@@ -1,4 +1,4 @@
-package host
+package membuf
 
 import (
 	"testing"
@@ -7,11 +7,11 @@ import (
 
 // testBudget is a budget on a clock the test moves, with no sweeper of
 // its own: the test sweeps.
-func testBudget(limit int64, idle time.Duration, now *time.Duration, dropped *int) *memBudget {
+func testBudget(limit int64, idle time.Duration, now *time.Duration, dropped *int) *Budget {
 	closed := make(chan struct{})
 	close(closed)
-	return &memBudget{limit: limit, idle: idle, clock: func() int64 { return int64(*now) },
-		dropped: func() { *dropped++ }, pools: map[*memPool]struct{}{}, closed: closed}
+	return &Budget{limit: limit, idle: idle, clock: func() int64 { return int64(*now) },
+		dropped: func() { *dropped++ }, pools: map[*Pool]struct{}{}, closed: closed}
 }
 
 // TestMemPoolBounds: a module keeps at most poolPerModule buffers, and
@@ -22,30 +22,30 @@ func TestMemPoolBounds(t *testing.T) {
 	var dropped int
 	const size = 1 << 20
 	b := testBudget(12*size, time.Minute, &now, &dropped)
-	one, two := &memPool{budget: b}, &memPool{budget: b}
+	one, two := &Pool{budget: b}, &Pool{budget: b}
 	for range poolPerModule + 2 {
 		one.put(make([]byte, 0, size))
 	}
-	if n := one.pooled(); n != poolPerModule {
+	if n := one.Pooled(); n != poolPerModule {
 		t.Fatalf("one module pooled %d buffers; want at most %d", n, poolPerModule)
 	}
 	for range poolPerModule {
 		two.put(make([]byte, 0, size))
 	}
-	if n := two.pooled(); n != 12-poolPerModule {
+	if n := two.Pooled(); n != 12-poolPerModule {
 		t.Fatalf("a second module pooled %d buffers; want %d (the budget's rest)", n, 12-poolPerModule)
 	}
-	if got := b.heldBytes(); got != 12*size {
+	if got := b.Held(); got != 12*size {
 		t.Fatalf("budget holds %d bytes; want %d", got, 12*size)
 	}
 	if buf := one.take(); cap(buf) != size {
 		t.Fatalf("took a buffer of %d bytes; want %d", cap(buf), size)
 	}
-	if got := b.heldBytes(); got != 11*size {
+	if got := b.Held(); got != 11*size {
 		t.Fatalf("budget holds %d bytes after a take; want %d", got, 11*size)
 	}
 	two.put(make([]byte, 0, size))
-	if n := two.pooled(); n != 12-poolPerModule+1 {
+	if n := two.Pooled(); n != 12-poolPerModule+1 {
 		t.Fatalf("the room a take made was not used: %d buffers", n)
 	}
 }
@@ -57,7 +57,7 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 	var now time.Duration
 	var dropped int
 	b := testBudget(1<<30, time.Minute, &now, &dropped)
-	idle, busy := &memPool{budget: b}, &memPool{budget: b}
+	idle, busy := &Pool{budget: b}, &Pool{budget: b}
 	idle.put(make([]byte, 0, 4096))
 	busy.put(make([]byte, 0, 4096))
 	now = 50 * time.Second
@@ -67,20 +67,20 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 		t.Fatalf("before the idle time: %d pools emptied, %d reports; want none", n, dropped)
 	}
 	now = time.Minute
-	if n := b.sweep(); n != 1 || idle.pooled() != 0 || busy.pooled() != 1 || dropped != 1 {
+	if n := b.sweep(); n != 1 || idle.Pooled() != 0 || busy.Pooled() != 1 || dropped != 1 {
 		t.Fatalf("at the idle time: %d emptied, idle holds %d, busy %d, %d reports; want 1, 0, 1, 1",
-			n, idle.pooled(), busy.pooled(), dropped)
+			n, idle.Pooled(), busy.Pooled(), dropped)
 	}
-	if got := b.heldBytes(); got != 4096 {
+	if got := b.Held(); got != 4096 {
 		t.Fatalf("budget holds %d bytes; want 4096 (busy's buffer)", got)
 	}
-	taken := &memPool{budget: b}
+	taken := &Pool{budget: b}
 	taken.put(make([]byte, 0, 4096))
 	taken.take()
 	now = 110 * time.Second
-	if n := b.sweep(); n != 1 || busy.pooled() != 0 || b.heldBytes() != 0 || len(b.pools) != 0 {
+	if n := b.sweep(); n != 1 || busy.Pooled() != 0 || b.Held() != 0 || len(b.pools) != 0 {
 		t.Fatalf("busy idle too, taken empty: %d emptied, %d pooled, %d bytes held, %d pools listed; want 1, 0, 0, 0",
-			n, busy.pooled(), b.heldBytes(), len(b.pools))
+			n, busy.Pooled(), b.Held(), len(b.pools))
 	}
 }
 
@@ -89,20 +89,20 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 // and none starts after.
 func TestMemBudgetSweeperRuns(t *testing.T) {
 	dropped := make(chan struct{}, 1)
-	b := newMemBudget(1<<20, time.Millisecond, func() {
+	b := newBudget(1<<20, time.Millisecond, func() {
 		select {
 		case dropped <- struct{}{}:
 		default:
 		}
 	})
-	p := &memPool{budget: b}
+	p := &Pool{budget: b}
 	p.put(make([]byte, 0, 4096))
 	<-dropped
-	if p.pooled() != 0 || b.heldBytes() != 0 {
-		t.Fatalf("after the sweeper dropped: %d pooled, %d bytes held; want 0, 0", p.pooled(), b.heldBytes())
+	if p.Pooled() != 0 || b.Held() != 0 {
+		t.Fatalf("after the sweeper dropped: %d pooled, %d bytes held; want 0, 0", p.Pooled(), b.Held())
 	}
 	p.put(make([]byte, 0, 4096)) // a sweeper is watching again
-	b.close()
+	b.Close()
 	p.put(make([]byte, 0, 4096))
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -1,4 +1,8 @@
-package host
+// Package membuf is where instances' linear memories come from: a Pool
+// per module keeps the zeroed buffers of its closed instances for its
+// next ones, within a Budget the runtime's modules share. It is host's
+// alone.
+package membuf
 
 import (
 	"sync"
@@ -7,10 +11,10 @@ import (
 	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 )
 
-// memPool keeps the linear-memory buffers of a module's closed instances
+// Pool keeps the linear-memory buffers of a module's closed instances
 // for its next instances, and knows how large a new one should be. It is
 // safe for concurrent use. The zero value pools without a runtime's
-// budget (tests); a Runtime's modules share one (memBudget).
+// budget (tests); a Runtime's modules share one (Budget).
 //
 // A fresh Go instance needs several MiB of memory. Allocating it anew for
 // every call made the Go heap zero the whole capacity each time and
@@ -34,8 +38,8 @@ import (
 // deadline: wazero frees a closed instance's memory on the call's own
 // goroutine before the call returns, and clearing a Go guest's 3–4 MiB
 // there was half of a timeout's lateness (about 0.5 ms of 1).
-type memPool struct {
-	budget *memBudget // nil: no bound in all, no idle drop
+type Pool struct {
+	budget *Budget // nil: no bound in all, no idle drop
 
 	mu   sync.Mutex
 	bufs [][]byte // zero from their length to their capacity; newest last
@@ -50,17 +54,24 @@ type memPool struct {
 // past it costs allocations, not memory held for good.
 const poolPerModule = 8
 
-// sizeFrom records the memory an instance had after _initialize as the
+// NewPool returns a module's pool within b (nil: no bound in all, no idle
+// drop).
+func NewPool(b *Budget) *Pool { return &Pool{budget: b} }
+
+// Size is the capacity a new buffer gets (see SizeFrom); 0 until known.
+func (p *Pool) Size() uint64 { return p.size.Load() }
+
+// SizeFrom records the memory an instance had after _initialize as the
 // basis for new buffers.
-func (p *memPool) sizeFrom(bytes uint64) {
+func (p *Pool) SizeFrom(bytes uint64) {
 	const page = 65536
 	want := bytes + bytes/4
 	p.size.Store((want + page - 1) / page * page)
 }
 
-// allocator returns the memory allocator for one instance, capped at
+// Allocator returns the memory allocator for one instance, capped at
 // limit bytes.
-func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
+func (p *Pool) Allocator(limit uint64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
 		if b := p.take(); b != nil {
@@ -80,7 +91,7 @@ func (p *memPool) allocator(limit uint64) experimental.MemoryAllocator {
 }
 
 // take returns the newest pooled buffer, or nil.
-func (p *memPool) take() []byte {
+func (p *Pool) take() []byte {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.used = p.budget.now()
@@ -98,7 +109,7 @@ func (p *memPool) take() []byte {
 // put pools a buffer whose bytes past its length are zero (the bytes up
 // to its length are cleared when it is next taken), unless the module or
 // the budget already holds its fill: then it is left to the collector.
-func (p *memPool) put(b []byte) {
+func (p *Pool) put(b []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.used = p.budget.now()
@@ -108,16 +119,16 @@ func (p *memPool) put(b []byte) {
 	p.bufs = append(p.bufs, b)
 }
 
-// drop lets go of every pooled buffer now. Load calls it once the
+// Drop lets go of every pooled buffer now. Load calls it once the
 // describe instance is closed, since a module may never be called, and
 // the budget's sweep for a module idle past its idle time.
-func (p *memPool) drop() {
+func (p *Pool) Drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.dropLocked()
 }
 
-func (p *memPool) dropLocked() {
+func (p *Pool) dropLocked() {
 	var n int64
 	for i, b := range p.bufs {
 		n += int64(cap(b))
@@ -127,8 +138,8 @@ func (p *memPool) dropLocked() {
 	p.budget.forget(p, n)
 }
 
-// pooled is how many buffers the pool holds.
-func (p *memPool) pooled() int {
+// Pooled is how many buffers the pool holds.
+func (p *Pool) Pooled() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.bufs)
@@ -141,7 +152,7 @@ func (p *memPool) pooled() int {
 type cappedMemory struct {
 	buf   []byte
 	limit uint64
-	pool  *memPool // nil: not pooled
+	pool  *Pool // nil: not pooled
 }
 
 func (c *cappedMemory) Reallocate(size uint64) []byte {

@@ -1,4 +1,4 @@
-package host
+package membuf
 
 import (
 	"maps"
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Bounds of what a runtime's memory pools keep (memPool): not
+// Bounds of what a runtime's memory pools keep (Pool): not
 // configurable, since they trade allocations for memory nobody uses.
 const (
 	// poolBytes bounds the pooled buffers of all modules together: about
@@ -19,13 +19,13 @@ const (
 	poolIdle = 60 * time.Second
 )
 
-// memBudget is what a runtime's memory pools keep in all: it refuses a
+// Budget is what a runtime's memory pools keep in all: it refuses a
 // buffer past its byte limit, and a sweeper, running while any pool holds
 // buffers, drops the buffers of modules idle for idle. Its methods accept
-// a nil *memBudget (no budget). It is safe for concurrent use.
+// a nil *Budget (no budget). It is safe for concurrent use.
 //
 // Lock order: a pool's mu, then the budget's mu.
-type memBudget struct {
+type Budget struct {
 	limit int64
 	idle  time.Duration
 	clock func() int64 // monotonic nanoseconds; tests set it
@@ -35,19 +35,24 @@ type memBudget struct {
 
 	mu      sync.Mutex
 	held    int64
-	pools   map[*memPool]struct{} // those holding buffers
-	sweeper bool                  // a sweeper goroutine is running
+	pools   map[*Pool]struct{} // those holding buffers
+	sweeper bool               // a sweeper goroutine is running
 	closed  chan struct{}
 	swept   sync.WaitGroup // the sweeper, for close
 }
 
-func newMemBudget(limit int64, idle time.Duration, dropped func()) *memBudget {
+// NewBudget returns the budget of a runtime's pools: 256 MiB in all, and
+// a module's buffers dropped after a minute idle; dropped, if set, is
+// called after a sweep dropped buffers.
+func NewBudget(dropped func()) *Budget { return newBudget(poolBytes, poolIdle, dropped) }
+
+func newBudget(limit int64, idle time.Duration, dropped func()) *Budget {
 	start := time.Now()
-	return &memBudget{limit: limit, idle: idle, dropped: dropped, pools: map[*memPool]struct{}{},
+	return &Budget{limit: limit, idle: idle, dropped: dropped, pools: map[*Pool]struct{}{},
 		clock: func() int64 { return int64(time.Since(start)) }, closed: make(chan struct{})}
 }
 
-func (b *memBudget) now() int64 {
+func (b *Budget) now() int64 {
 	if b == nil {
 		return 0
 	}
@@ -56,7 +61,7 @@ func (b *memBudget) now() int64 {
 
 // reserve counts n more bytes pooled by p, or reports that they would
 // pass the limit. The caller holds p.mu.
-func (b *memBudget) reserve(p *memPool, n int64) bool {
+func (b *Budget) reserve(p *Pool, n int64) bool {
 	if b == nil {
 		return true
 	}
@@ -79,7 +84,7 @@ func (b *memBudget) reserve(p *memPool, n int64) bool {
 }
 
 // release counts n bytes no longer pooled. The caller holds the pool's mu.
-func (b *memBudget) release(n int64) {
+func (b *Budget) release(n int64) {
 	if b == nil || n == 0 {
 		return
 	}
@@ -90,7 +95,7 @@ func (b *memBudget) release(n int64) {
 
 // forget counts the n bytes of a pool emptied by drop, and stops
 // listing it. The caller holds p.mu.
-func (b *memBudget) forget(p *memPool, n int64) {
+func (b *Budget) forget(p *Pool, n int64) {
 	if b == nil {
 		return
 	}
@@ -102,7 +107,7 @@ func (b *memBudget) forget(p *memPool, n int64) {
 
 // sweep drops the buffers of every pool unused for idle, and returns how
 // many pools it emptied.
-func (b *memBudget) sweep() int {
+func (b *Budget) sweep() int {
 	now := b.clock()
 	b.mu.Lock()
 	pools := slices.Collect(maps.Keys(b.pools))
@@ -127,7 +132,7 @@ func (b *memBudget) sweep() int {
 
 // sweepEvery sweeps each period until no pool holds a buffer or the
 // budget is closed.
-func (b *memBudget) sweepEvery(period time.Duration) {
+func (b *Budget) sweepEvery(period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -150,8 +155,8 @@ func (b *memBudget) sweepEvery(period time.Duration) {
 	}
 }
 
-// close stops the sweeper and waits for it (Runtime.Close).
-func (b *memBudget) close() {
+// Close stops the sweeper and waits for it (Runtime.Close).
+func (b *Budget) Close() {
 	b.mu.Lock()
 	select {
 	case <-b.closed:
@@ -162,8 +167,8 @@ func (b *memBudget) close() {
 	b.swept.Wait()
 }
 
-// heldBytes is what the pools hold in all.
-func (b *memBudget) heldBytes() int64 {
+// Held is what the pools hold in all.
+func (b *Budget) Held() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.held
