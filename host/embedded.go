@@ -84,9 +84,11 @@ func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) *Module {
 		r.logger.Warn("the module's embedded manifest cannot be used; compiling it to say why", "file", path, "err", err)
 		return nil
 	}
-	return &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
+	m := &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
 		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem),
 		claim: compactJSON(e.Manifest)}
+	m.newCode(nil)
+	return m
 }
 
 // checkEmbedded compares the toolhost.manifest section of wasm, if it has

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/membuf"
+	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -32,14 +33,14 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	code     code     // compiled code: maybe not yet, or released (resident.go)
 	minBytes uint64   // linear memory at start
 	notes    bool     // imports toolhost_v1.progress or log
 	egress   bool     // imports toolhost_v1.http_request
 	hasInit  bool     // exports _initialize
 	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
 
-	mem *membuf.Pool // linear memory for its instances
+	code *resident.Code // compiled code: maybe not yet, or released (resident.go)
+	mem  *membuf.Pool   // linear memory for its instances
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -100,7 +101,7 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 	if r.cfg.Lazy {
 		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
 			if r.cfg.WarmUp {
-				r.warmUp(m)
+				r.residents.WarmUp(m.code)
 			}
 			return m, nil
 		}
@@ -124,8 +125,7 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 	m.Manifest = manifest
 	m.Tools = manifest.Resolve()
 	r.storeDescribe(m, raw)
-	r.residents.touch(m)
-	r.residents.trim()
+	m.code.Loaded()
 	return m, nil
 }
 
@@ -165,7 +165,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	}
 	r.compiles.Add(1)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: membuf.NewPool(r.mem)}
-	m.code.compiled = compiled
+	m.newCode(compiled)
 	if hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
 		_ = compiled.Close(ctx)
 		ce := &CommandError{}
@@ -318,19 +318,7 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 func (m *Module) Close(ctx context.Context) error {
 	m.rt.warm.closeModule(m)
 	m.mem.Drop() // no instance will take them (one closing now may still return its own)
-	c := &m.code
-	c.mu.Lock()
-	c.closed = true
-	m.rt.residents.forget(m)
-	var drop wazero.CompiledModule
-	if c.users == 0 {
-		drop, c.compiled = c.compiled, nil
-	}
-	c.mu.Unlock()
-	if drop == nil {
-		return nil
-	}
-	return drop.Close(ctx)
+	return m.code.Close(ctx)
 }
 
 // OpenWorld reports whether the module may reach beyond the host (MCP

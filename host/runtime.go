@@ -18,6 +18,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/compile"
 	"github.com/toolhost/toolhost/host/internal/kick"
 	"github.com/toolhost/toolhost/host/internal/membuf"
+	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -89,18 +90,15 @@ type Runtime struct {
 	logger   *slog.Logger
 	grants   *toolhostv1.Grants
 
-	residents residents // modules with compiled code in memory (resident.go)
+	residents *resident.Set // modules with compiled code in memory, and compiles on demand
 	// Counters for tests and metrics: modules compiled, loads served by
-	// the describe cache, compiles in progress on demand, releases.
-	compiles, describeHits, released atomic.Uint64
-	compiling, warmQueued            atomic.Int64
-	life                             lifetime      // on-demand compiles, ended by Close
-	admit                            *admission    // Config.MaxFresh
-	warmSlots                        chan struct{} // Config.WarmUp compiles at once
-	warm                             *warmPools
-	settle                           *settler       // frees loading's garbage (settle.go)
-	mem                              *membuf.Budget // what modules' memory pools keep
-	kick                             *kick.Kicker   // wakes the scheduler at call deadlines; nil: none
+	// the describe cache.
+	compiles, describeHits atomic.Uint64
+	admit                  *admission // Config.MaxFresh
+	warm                   *warmPools
+	settle                 *settler       // frees loading's garbage (settle.go)
+	mem                    *membuf.Budget // what modules' memory pools keep
+	kick                   *kick.Kicker   // wakes the scheduler at call deadlines; nil: none
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -144,9 +142,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	settle := newSettler()
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, child: compile.NewChild(cfg.Compile, cacheDir), cfg: cfg, logger: logger, grants: grants,
-		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
-		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		warm:      newWarmPools(cfg.Reuse, logger), settle: settle,
+		residents: resident.NewSet(cfg.MaxResident, runtime.GOMAXPROCS(0)/2, refusesForGood), admit: newAdmission(cfg.MaxFresh),
+		warm: newWarmPools(cfg.Reuse, logger), settle: settle,
 		mem: membuf.NewBudget(func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
 }
 
@@ -225,7 +222,7 @@ func (r *Runtime) CacheEntries() (int, bool) {
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
-	r.life.end()
+	r.residents.Close()
 	r.kick.Close()
 	r.mem.Close()
 	r.settle.stop()
