@@ -163,7 +163,7 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 # Every Go module of the repository (docs/DEVELOPING.md, "Modules").
-MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/bench/memtool conformance/mcpgo deploy/helm
+MODULES := . abi/guest tools-src host/testdata reliability/testdata internal/cmd/bench/memtool conformance/mcpgo deploy/helm
 # Two of vet's checks are off because wazero (third_party/wazero, a package
 # tree of this module) fails them by design: its public api.Memory has
 # ReadByte(offset) and WriteByte(offset, v) (stdmethods), and its amd64
@@ -172,7 +172,7 @@ VETFLAGS := -stdmethods=false -asmdecl=false
 vet:
 	$(GO) vet $(VETFLAGS) ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/...
-	@for m in abi/guest tools-src reliability/testdata internal/bench/memtool; do (cd $$m && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
+	@for m in abi/guest tools-src reliability/testdata internal/cmd/bench/memtool; do (cd $$m && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...) || exit 1; done
 	cd deploy/helm && $(GO) vet ./...
 
 tidy:
@@ -318,13 +318,13 @@ fleet-storm: build
 
 # MCP end to end (docs/BENCHMARKS.md): the Go SDK client against `toolhost
 # serve` and against a Go SDK server with a plain Go handler (the floor),
-# interleaved, at concurrency 1, 8 and 32. The harness (internal/bench/e2e)
+# interleaved, at concurrency 1, 8 and 32. The harness (internal/cmd/bench/e2e)
 # is its own binary and starts every server itself. E2E_FLAGS adds flags
 # (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat).
 E2E_FLAGS ?=
 .PHONY: bench-e2e
 bench-e2e: build plugins
-	$(GO) build -o bin/bench-e2e ./internal/bench/e2e
+	$(GO) build -o bin/bench-e2e ./internal/cmd/bench/e2e
 	bin/bench-e2e $(E2E_FLAGS)
 
 # One tool call across hosts, in one benchmark (bench/extism, a module of its
@@ -347,12 +347,12 @@ bench-percall: build plugins
 
 # The memory table (docs/BENCHMARKS.md): VmRSS per call in flight and the
 # readiness time and VmRSS of `toolhost serve` with 20 modules, cold and warm
-# cache (internal/bench/mem builds the modules from internal/bench/memtool;
+# cache (internal/cmd/bench/mem builds the modules from internal/cmd/bench/memtool;
 # Linux only). MEM_FLAGS adds flags (-arms fresh,reuse, -n 8,32).
 MEM_FLAGS ?=
 .PHONY: bench-mem
 bench-mem: build
-	$(GO) build -o bin/bench-mem ./internal/bench/mem
+	$(GO) build -o bin/bench-mem ./internal/cmd/bench/mem
 	bin/bench-mem $(MEM_FLAGS)
 
 # serve's start (to listening, to every tool listed; over --stdio, to initialize

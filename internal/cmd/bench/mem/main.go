@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/internal/bench/proc"
+	"github.com/toolhost/toolhost/internal/cmd/bench/proc"
 )
 
 func main() {
@@ -130,7 +130,7 @@ func buildModules(dir string, n int) error {
 		// module), so it is built from its folder.
 		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags", fmt.Sprintf("-X main.prefix=m%d", i),
 			"-o", filepath.Join(dir, fmt.Sprintf("m%d.wasm", i)), ".")
-		cmd.Dir = filepath.Join("internal", "bench", "memtool")
+		cmd.Dir = filepath.Join("internal", "cmd", "bench", "memtool")
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building memtool: %v\n%s", err, out)

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/bench/proc"
+	"github.com/toolhost/toolhost/internal/cmd/bench/proc"
 )
 
 func main() {

@@ -1,10 +1,10 @@
-// Command memtool is the module the memory benchmark (internal/bench/mem)
+// Command memtool is the module the memory benchmark (internal/cmd/bench/mem)
 // loads: a Go SDK guest with <prefix>.count (text.count's work) and
 // <prefix>.hold (sleeps ms milliseconds, to keep a call in flight). The
 // prefix is set at link time so that one source gives as many distinct
 // modules as the readiness test needs:
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -ldflags '-X main.prefix=m7' -o m7.wasm ./internal/bench/memtool
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -ldflags '-X main.prefix=m7' -o m7.wasm ./internal/cmd/bench/memtool
 package main
 
 import (

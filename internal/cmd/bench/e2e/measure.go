@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/internal/bench/proc"
+	"github.com/toolhost/toolhost/internal/cmd/bench/proc"
 )
 
 // input is the text every call counts: a short sentence, so the numbers
