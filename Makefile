@@ -235,7 +235,7 @@ dist-check: dist
 # The hand-written WAT test fixtures are committed assembled, beside their
 # sources, so `make test` needs no wabt. After editing a .wat, run this (it
 # needs wabt's wat2wasm) and commit the .wasm; TestFixturesMatchSources in
-# internal/testwasm fails while the two differ.
+# internal/testkit/testwasm fails while the two differ.
 WAT_SOURCES := $(wildcard host/testdata/wat/*.wat host/testdata/planner/*.wat reliability/testdata/wat/*.wat)
 fixtures:
 	@command -v wat2wasm >/dev/null || { echo 'make fixtures needs wat2wasm: apt-get install wabt'; exit 1; }

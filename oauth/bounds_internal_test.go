@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/oauth/oauthtest"
+	"github.com/toolhost/toolhost/internal/testkit/oauthtest"
 )
 
 // Issue 27 item 5: a token without kid was checked against every key the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // startDockerRegistry runs Debian's docker-registry (the CNCF distribution
