@@ -33,7 +33,7 @@ import (
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // Config is a parsed config file. A zero field (a nil pointer) was not set

@@ -17,7 +17,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 const fullFile = `# toolhost config: every key

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 

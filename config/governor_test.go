@@ -10,8 +10,8 @@ import (
 
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/hostconf"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 const governorFile = `[governor]

@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // parse turns src into a Config, or the first (nearest the top) *Error.

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // MinReuseMemoryMark is the smallest memory_high_water accepted: one

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // Defaults for Reuse fields left at zero.
