@@ -15,11 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolhost/toolhost/config"
-	"github.com/toolhost/toolhost/console"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/console"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/oauth"
