@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolhost/toolhost/oauth"
+	"github.com/toolhost/toolhost/internal/oauth"
 )
 
 // Auth is the [auth] section: how HTTP callers authenticate besides the

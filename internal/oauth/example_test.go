@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/toolhost/toolhost/oauth"
+	"github.com/toolhost/toolhost/internal/oauth"
 )
 
 // A refusal's status and challenge, and the metadata document the

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/toolhost/toolhost/oauth"
+	"github.com/toolhost/toolhost/internal/oauth"
 )
 
 // FuzzVerify: whatever a client sends as a bearer token, Verify returns

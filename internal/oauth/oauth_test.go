@@ -14,8 +14,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/toolhost/toolhost/internal/oauth"
 	"github.com/toolhost/toolhost/internal/testkit/oauthtest"
-	"github.com/toolhost/toolhost/oauth"
 )
 
 const resource = "https://tools.example.com/mcp"

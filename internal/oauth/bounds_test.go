@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/oauth"
 	"github.com/toolhost/toolhost/internal/testkit/oauthtest"
-	"github.com/toolhost/toolhost/oauth"
 )
 
 // Issue 27 item 5: the key set is bounded. A JWKS of more than
