@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/registry"
 )
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/internal/console"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/oauth"

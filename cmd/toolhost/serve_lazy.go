@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/loader"
 )
 

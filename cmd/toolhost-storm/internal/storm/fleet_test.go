@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 )
 
 // The config the fleet's replicas run the storm with is one serve

@@ -3,7 +3,7 @@ package config_test
 import (
 	"fmt"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 )
 
 func Example() {

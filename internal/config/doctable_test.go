@@ -14,7 +14,7 @@ import (
 // names them when it refuses an unknown key. A key added without a row, or
 // a row left for a key that is gone, fails here.
 func TestKeyTablesMatchChecker(t *testing.T) {
-	doc, err := os.ReadFile("../docs/CONFIG.md")
+	doc, err := os.ReadFile("../../docs/CONFIG.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -451,7 +451,7 @@ func configDocExamples(t *testing.T, tag string) [][][]byte {
 // configDoc is docs/CONFIG.md.
 func configDoc(t *testing.T) []byte {
 	t.Helper()
-	doc, err := os.ReadFile("../docs/CONFIG.md")
+	doc, err := os.ReadFile("../../docs/CONFIG.md")
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("no docs/CONFIG.md")
 	}
