@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/host/internal/resident"
+	"github.com/toolhost/toolhost/host/internal/warm"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -33,14 +34,14 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	minBytes uint64   // linear memory at start
-	notes    bool     // imports toolhost_v1.progress or log
-	egress   bool     // imports toolhost_v1.http_request
-	hasInit  bool     // exports _initialize
-	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+	minBytes uint64 // linear memory at start
+	notes    bool   // imports toolhost_v1.progress or log
+	egress   bool   // imports toolhost_v1.http_request
+	hasInit  bool   // exports _initialize
 
 	code *resident.Code // compiled code: maybe not yet, or released (resident.go)
 	mem  *membuf.Pool   // linear memory for its instances
+	warm warm.ModState  // its warm instances' shared state; guarded by rt.warm
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -316,7 +317,7 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 // returns), releases the compiled code (once the instances made from it
 // are closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
-	m.rt.warm.closeModule(m)
+	m.rt.warm.CloseModule(m)
 	m.mem.Drop() // no instance will take them (one closing now may still return its own)
 	return m.code.Close(ctx)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/kick"
 	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/host/internal/resident"
+	"github.com/toolhost/toolhost/host/internal/warm"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -94,11 +95,11 @@ type Runtime struct {
 	// Counters for tests and metrics: modules compiled, loads served by
 	// the describe cache.
 	compiles, describeHits atomic.Uint64
-	admit                  *admission // Config.MaxFresh
-	warm                   *warmPools
-	settle                 *settler       // frees loading's garbage (settle.go)
-	mem                    *membuf.Budget // what modules' memory pools keep
-	kick                   *kick.Kicker   // wakes the scheduler at call deadlines; nil: none
+	admit                  *admission                      // Config.MaxFresh
+	warm                   *warm.Pools[*Module, *instance] // warm instances (warm.go)
+	settle                 *settler                        // frees loading's garbage (settle.go)
+	mem                    *membuf.Budget                  // what modules' memory pools keep
+	kick                   *kick.Kicker                    // wakes the scheduler at call deadlines; nil: none
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -226,7 +227,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.kick.Close()
 	r.mem.Close()
 	r.settle.stop()
-	r.warm.close()
+	r.warm.Close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {

@@ -1,15 +1,23 @@
-package host
+// Package warm keeps warm instances: pools of instances kept between the
+// calls of one caller to one tool of one module version, within bounds
+// (per tool, in all), retired after anything that could leave them broken
+// or stale, and warmed one spare ahead off the request path. It knows
+// pools, bounds and reasons; how an instance is made, bound to a call and
+// closed is the host's (Instance, Maker). It is host's alone.
+package warm
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // Warm instances. A pool holds one caller's instances of one tool of one
@@ -22,32 +30,69 @@ import (
 // MaxUses calls, IdleTimeout without a call, memory past the high-water
 // mark, or its module's close (a hot reload).
 //
-// Every count and list below is guarded by warmPools.mu; instances are
+// Every count and list below is guarded by Pools.mu; instances are
 // instantiated and closed outside it.
 
-// poolKey names one pool. The memory limit is part of it because it is
-// fixed in an instance when it is made.
-type poolKey struct {
-	mod    *Module
-	tool   string
-	caller string
-	memory uint64
+// Why an instance was retired (Pools.Retired).
+const (
+	RetiredError   = "error"   // the call failed (any kind but schema), trapped or broke the ABI
+	RetiredStopped = "stopped" // the call's deadline passed or it was cancelled
+	RetiredUses    = "uses"    // Reuse.MaxUses calls
+	RetiredIdle    = "idle"    // Reuse.IdleTimeout without a call
+	RetiredMemory  = "memory"  // linear memory past Reuse.MemoryHighWater
+	RetiredEvicted = "evicted" // made room for another caller or tool under the bounds
+	RetiredClosed  = "closed"  // its module was replaced (hot reload) or closed
+)
+
+// Instance is one instance a pool keeps. Only the goroutine that took it
+// (Acquire) uses it until it is handed back (Release).
+type Instance interface {
+	// Bind points the instance's sleeps and output at a call; Bind(nil,
+	// nil) between calls.
+	Bind(ctx context.Context, out io.Writer)
+	// MemoryBytes is the size of its linear memory now.
+	MemoryBytes() uint64
+	// Close frees it.
+	Close()
+}
+
+// Maker makes the instances of one pool (the host's module and limits).
+type Maker[I Instance] interface {
+	// Make makes an instance for the call of ctx, its start-up output to
+	// out.
+	Make(ctx context.Context, out io.Writer) (I, error)
+	// Warm makes a spare off the request path, under ctx (the module's
+	// warming context: ended when the module closes).
+	Warm(ctx context.Context) (I, error)
+}
+
+// Key names one pool: a caller's instances of one tool of one module
+// version M. The memory limit is part of it because it is fixed in an
+// instance when it is made.
+type Key[M comparable] struct {
+	Mod    M
+	Tool   string
+	Caller string
+	Memory uint64
 }
 
 // toolKey names a tool of one module version, the unit of MaxPerTool.
-type toolKey struct {
-	mod  *Module
+type toolKey[M comparable] struct {
+	mod  M
 	tool string
 }
 
-// warmPools is a Runtime's warm instances.
-type warmPools struct {
-	cfg    Reuse
+// Pools is a runtime's warm instances of modules M. It is safe for
+// concurrent use.
+type Pools[M comparable, I Instance] struct {
+	cfg    hostconf.Reuse
 	logger *slog.Logger
+	name   func(M) string    // a module's file, for logs and stats
+	state  func(M) *ModState // where a module keeps its warm state
 
 	mu      sync.Mutex
-	pools   map[poolKey]*pool
-	perTool map[toolKey]int // instances held: idle, busy and warming
+	pools   map[Key[M]]*pool[M, I]
+	perTool map[toolKey[M]]int // instances held: idle, busy and warming
 	total   int
 	live    map[*modWarm]struct{} // modules with warm state, until closed
 	retired map[string]uint64
@@ -55,6 +100,10 @@ type warmPools struct {
 	janitor chan struct{} // closed to stop the idle sweeper; nil until it starts
 	swept   sync.WaitGroup
 }
+
+// ModState is a module's warm state, which the host keeps with each module
+// (the zero value: none yet). The Pools guard it.
+type ModState struct{ w *modWarm }
 
 // modWarm is what a module's warm instances share: the context its
 // background warming runs under, ended when the module closes, and the
@@ -66,41 +115,47 @@ type modWarm struct {
 	closing bool
 }
 
-type pool struct {
-	lim     Limits
-	idle    []*warmInstance // warmed (unused) first, then by return; calls take the last
+type pool[M comparable, I Instance] struct {
+	maker   Maker[I]
+	idle    []*Warm[M, I] // warmed (unused) first, then by return; calls take the last
 	busy    int
 	warming int
 }
 
-// warmInstance is an instance kept between calls, with its own sleep and
-// output hooks (callState) pointed at whichever call runs in it.
-type warmInstance struct {
-	*instance
-	key   poolKey
+// Warm is an instance taken from a pool for one call, until Release.
+type Warm[M comparable, I Instance] struct {
+	Inst  I
+	key   Key[M]
 	uses  int
 	since time.Time // when it last went idle
 }
 
-func newWarmPools(cfg Reuse, logger *slog.Logger) *warmPools {
-	return &warmPools{cfg: reuseWithDefaults(cfg), logger: logger, pools: map[poolKey]*pool{},
-		perTool: map[toolKey]int{}, live: map[*modWarm]struct{}{}, retired: map[string]uint64{}}
+// New returns the pools within cfg's bounds (defaults applied: every
+// field set, Now included); name gives a module's file for logs and
+// stats, state the ModState it keeps.
+func New[M comparable, I Instance](cfg hostconf.Reuse, logger *slog.Logger, name func(M) string, state func(M) *ModState) *Pools[M, I] {
+	return &Pools[M, I]{cfg: cfg, logger: logger, name: name, state: state, pools: map[Key[M]]*pool[M, I]{},
+		perTool: map[toolKey[M]]int{}, live: map[*modWarm]struct{}{}, retired: map[string]uint64{}}
 }
 
-// acquire returns a warm instance for key bound to this call (ctx, out),
+// Off reports whether reuse is off (Reuse.Off).
+func (p *Pools[M, I]) Off() bool { return p.cfg.Off }
+
+// Acquire returns a warm instance for key bound to this call (ctx, out),
 // or nil when the call is to run in a one-off fresh instance: reuse is
-// closed for the module or the bounds leave no room.
-func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *capWriter) (*warmInstance, error) {
+// closed for the module or the bounds leave no room. make makes the
+// pool's instances (the first call's maker serves the pool).
+func (p *Pools[M, I]) Acquire(ctx context.Context, key Key[M], make Maker[I], out io.Writer) (*Warm[M, I], error) {
 	now := p.cfg.Now()
 	p.mu.Lock()
-	mw := p.modLocked(key.mod)
+	mw := p.modLocked(key.Mod)
 	if p.closed || mw == nil {
 		p.mu.Unlock()
 		return nil, nil
 	}
 	pl := p.pools[key]
 	if pl == nil {
-		pl = &pool{lim: lim}
+		pl = &pool[M, I]{maker: make}
 		p.pools[key] = pl
 	}
 	drop := p.expireLocked(key, pl, now)
@@ -115,7 +170,7 @@ func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *c
 		if warm {
 			go p.warm(key, mw)
 		}
-		w.st.bind(ctx, out)
+		w.Inst.Bind(ctx, out)
 		return w, nil
 	}
 	evicted, ok := p.reserveLocked(key, true)
@@ -130,9 +185,7 @@ func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *c
 	warm := pl.warming == 0 && p.startWarmLocked(key, pl, mw) // first use: the next call's instance
 	p.mu.Unlock()
 	closeAll(drop)
-	st := &callState{}
-	st.bind(ctx, out)
-	inst, err := key.mod.instantiateWarm(ctx, lim, st)
+	inst, err := make.Make(ctx, out)
 	if err != nil {
 		p.mu.Lock()
 		pl.busy--
@@ -147,19 +200,20 @@ func (p *warmPools) acquire(ctx context.Context, key poolKey, lim Limits, out *c
 	if warm {
 		go p.warm(key, mw)
 	}
-	return &warmInstance{instance: inst, key: key}, nil
+	inst.Bind(ctx, out)
+	return &Warm[M, I]{Inst: inst, key: key}, nil
 }
 
-// release hands w back after its call, which ended with err under ctx:
+// Release hands w back after its call, which ended with err under ctx:
 // back to its pool, or retired.
-func (p *warmPools) release(ctx context.Context, w *warmInstance, err error) {
+func (p *Pools[M, I]) Release(ctx context.Context, w *Warm[M, I], err error) {
 	w.uses++
 	reason := p.retireReason(ctx, w, err)
-	w.st.bind(nil, nil)
+	w.Inst.Bind(nil, nil)
 	p.mu.Lock()
 	pl := p.pools[w.key]
 	pl.busy--
-	mw := w.key.mod.warm
+	mw := p.state(w.key.Mod).w
 	if reason == "" && (p.closed || mw.closing) {
 		reason = RetiredClosed
 	}
@@ -175,7 +229,7 @@ func (p *warmPools) release(ctx context.Context, w *warmInstance, err error) {
 	warm := reason != RetiredClosed && len(pl.idle) == 0 && pl.warming == 0 && p.startWarmLocked(w.key, pl, mw)
 	p.dropIfEmptyLocked(w.key, pl)
 	p.mu.Unlock()
-	w.close()
+	w.Inst.Close()
 	if warm {
 		go p.warm(w.key, mw)
 	}
@@ -183,7 +237,7 @@ func (p *warmPools) release(ctx context.Context, w *warmInstance, err error) {
 
 // retireReason says why w must not serve another call after one that ended
 // with err under ctx, or "" when it may.
-func (p *warmPools) retireReason(ctx context.Context, w *warmInstance, err error) string {
+func (p *Pools[M, I]) retireReason(ctx context.Context, w *Warm[M, I], err error) string {
 	if ctx.Err() != nil {
 		// Even a call that returned: a sleep or an egress request in it
 		// was cut short, and the guest may hold half-done state.
@@ -198,7 +252,7 @@ func (p *warmPools) retireReason(ctx context.Context, w *warmInstance, err error
 	if w.uses >= p.cfg.MaxUses {
 		return RetiredUses
 	}
-	if uint64(w.mod.Memory().Size()) > p.cfg.MemoryHighWater {
+	if w.Inst.MemoryBytes() > p.cfg.MemoryHighWater {
 		return RetiredMemory
 	}
 	return ""
@@ -207,7 +261,7 @@ func (p *warmPools) retireReason(ctx context.Context, w *warmInstance, err error
 // startWarmLocked reserves room for one background instance of key and
 // registers its warmer, or reports false when there is no room (warming
 // never evicts anyone).
-func (p *warmPools) startWarmLocked(key poolKey, pl *pool, mw *modWarm) bool {
+func (p *Pools[M, I]) startWarmLocked(key Key[M], pl *pool[M, I], mw *modWarm) bool {
 	if mw == nil || mw.closing || p.closed {
 		return false
 	}
@@ -219,22 +273,14 @@ func (p *warmPools) startWarmLocked(key poolKey, pl *pool, mw *modWarm) bool {
 	return true
 }
 
-// warm makes one instance of key off the request path and pools it. Its
-// _initialize runs under the module's warming context, bounded like a
-// load's, with egress refused: it serves no call yet.
-func (p *warmPools) warm(key poolKey, mw *modWarm) {
+// warm makes one instance of key off the request path (the pool's
+// Maker.Warm, under the module's warming context) and pools it.
+func (p *Pools[M, I]) warm(key Key[M], mw *modWarm) {
 	defer mw.warmers.Done()
-	m := key.mod
-	ctx, cancel := context.WithTimeout(mw.ctx, m.rt.cfg.DescribeTimeout)
-	defer cancel()
-	ctx = toolhostv1.WithCall(ctx, toolhostv1.Loading(moduleName(m.Path)))
 	p.mu.Lock()
-	lim := p.pools[key].lim
+	maker := p.pools[key].maker
 	p.mu.Unlock()
-	st := &callState{}
-	st.bind(ctx, discard{})
-	inst, err := m.instantiateWarm(ctx, lim, st)
-	st.bind(nil, nil)
+	inst, err := maker.Warm(mw.ctx)
 	p.mu.Lock()
 	pl := p.pools[key]
 	pl.warming--
@@ -242,18 +288,18 @@ func (p *warmPools) warm(key poolKey, mw *modWarm) {
 		p.unreserveLocked(key)
 		p.dropIfEmptyLocked(key, pl)
 		p.mu.Unlock()
-		if inst != nil {
-			inst.close()
+		if err == nil {
+			inst.Close()
 		}
 		if err != nil && mw.ctx.Err() == nil {
 			p.logger.Warn("warming an instance failed; calls get fresh ones until one succeeds",
-				"module", m.Path, "tool", key.tool, "err", err)
+				"module", p.name(key.Mod), "tool", key.Tool, "err", err)
 		}
 		return
 	}
 	// At the bottom: a call takes the instance its caller used last, so a
 	// spare stays a spare (and expires unused when the caller is steady).
-	pl.idle = append([]*warmInstance{{instance: inst, key: key, since: p.cfg.Now()}}, pl.idle...)
+	pl.idle = append([]*Warm[M, I]{{Inst: inst, key: key, since: p.cfg.Now()}}, pl.idle...)
 	p.startJanitorLocked()
 	p.mu.Unlock()
 }
@@ -262,18 +308,18 @@ func (p *warmPools) warm(key poolKey, mw *modWarm) {
 // evict, a bound that is full makes room by retiring the least recently
 // used idle instance it covers; the retired instances are returned for the
 // caller to close outside the lock.
-func (p *warmPools) reserveLocked(key poolKey, evict bool) ([]*warmInstance, bool) {
-	var evicted []*warmInstance
-	tk := toolKey{key.mod, key.tool}
+func (p *Pools[M, I]) reserveLocked(key Key[M], evict bool) ([]*Warm[M, I], bool) {
+	var evicted []*Warm[M, I]
+	tk := toolKey[M]{key.Mod, key.Tool}
 	if p.perTool[tk] >= p.cfg.MaxPerTool {
-		w := p.oldestIdleLocked(func(k poolKey) bool { return k.mod == key.mod && k.tool == key.tool })
+		w := p.oldestIdleLocked(func(k Key[M]) bool { return k.Mod == key.Mod && k.Tool == key.Tool })
 		if !evict || w == nil {
 			return nil, false
 		}
 		evicted = append(evicted, w)
 	}
 	if p.total >= p.cfg.MaxTotal {
-		w := p.oldestIdleLocked(func(poolKey) bool { return true })
+		w := p.oldestIdleLocked(func(Key[M]) bool { return true })
 		if !evict || w == nil {
 			return evicted, false
 		}
@@ -287,8 +333,8 @@ func (p *warmPools) reserveLocked(key poolKey, evict bool) ([]*warmInstance, boo
 
 // oldestIdleLocked removes and returns the least recently used idle
 // instance among the pools match selects, or nil.
-func (p *warmPools) oldestIdleLocked(match func(poolKey) bool) *warmInstance {
-	var best *warmInstance
+func (p *Pools[M, I]) oldestIdleLocked(match func(Key[M]) bool) *Warm[M, I] {
+	var best *Warm[M, I]
 	at := -1
 	for k, pl := range p.pools {
 		if !match(k) {
@@ -311,8 +357,8 @@ func (p *warmPools) oldestIdleLocked(match func(poolKey) bool) *warmInstance {
 	return best
 }
 
-func (p *warmPools) unreserveLocked(key poolKey) {
-	tk := toolKey{key.mod, key.tool}
+func (p *Pools[M, I]) unreserveLocked(key Key[M]) {
+	tk := toolKey[M]{key.Mod, key.Tool}
 	p.total--
 	if p.perTool[tk]--; p.perTool[tk] == 0 {
 		delete(p.perTool, tk)
@@ -322,7 +368,7 @@ func (p *warmPools) unreserveLocked(key poolKey) {
 // dropIfEmptyLocked forgets a pool with nothing in it, so that the map
 // holds no more pools than the bounds hold instances (plus calls taking
 // one-off instances).
-func (p *warmPools) dropIfEmptyLocked(key poolKey, pl *pool) {
+func (p *Pools[M, I]) dropIfEmptyLocked(key Key[M], pl *pool[M, I]) {
 	if len(pl.idle) == 0 && pl.busy == 0 && pl.warming == 0 && p.pools[key] == pl {
 		delete(p.pools, key)
 	}
@@ -330,9 +376,9 @@ func (p *warmPools) dropIfEmptyLocked(key poolKey, pl *pool) {
 
 // expireLocked removes the instances of pl idle for IdleTimeout or longer
 // and returns them to be closed.
-func (p *warmPools) expireLocked(key poolKey, pl *pool, now time.Time) []*warmInstance {
-	var old []*warmInstance
-	pl.idle = slices.DeleteFunc(pl.idle, func(w *warmInstance) bool {
+func (p *Pools[M, I]) expireLocked(key Key[M], pl *pool[M, I], now time.Time) []*Warm[M, I] {
+	var old []*Warm[M, I]
+	pl.idle = slices.DeleteFunc(pl.idle, func(w *Warm[M, I]) bool {
 		if now.Sub(w.since) < p.cfg.IdleTimeout {
 			return false
 		}
@@ -344,10 +390,11 @@ func (p *warmPools) expireLocked(key poolKey, pl *pool, now time.Time) []*warmIn
 	return old
 }
 
-// sweep retires every instance idle past IdleTimeout.
-func (p *warmPools) sweep() {
+// Sweep retires every instance idle past IdleTimeout now (a sweeper
+// does it on its own four times per IdleTimeout).
+func (p *Pools[M, I]) Sweep() {
 	now := p.cfg.Now()
-	var drop []*warmInstance
+	var drop []*Warm[M, I]
 	p.mu.Lock()
 	for k, pl := range p.pools {
 		drop = append(drop, p.expireLocked(k, pl, now)...)
@@ -360,7 +407,7 @@ func (p *warmPools) sweep() {
 // startJanitorLocked starts the goroutine that sweeps idle instances, once
 // there is something to sweep. It ticks four times per IdleTimeout, so an
 // instance outlives its idle timeout by at most a quarter of it.
-func (p *warmPools) startJanitorLocked() {
+func (p *Pools[M, I]) startJanitorLocked() {
 	if p.janitor != nil || p.closed {
 		return
 	}
@@ -376,7 +423,7 @@ func (p *warmPools) startJanitorLocked() {
 			case <-stop:
 				return
 			case <-t.C:
-				p.sweep()
+				p.Sweep()
 			}
 		}
 	}()
@@ -384,12 +431,13 @@ func (p *warmPools) startJanitorLocked() {
 
 // modLocked returns m's shared warming state, made on first use; nil once
 // m is closing.
-func (p *warmPools) modLocked(m *Module) *modWarm {
-	mw := m.warm
+func (p *Pools[M, I]) modLocked(m M) *modWarm {
+	st := p.state(m)
+	mw := st.w
 	if mw == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		mw = &modWarm{ctx: ctx, cancel: cancel}
-		m.warm = mw
+		st.w = mw
 		p.live[mw] = struct{}{}
 	}
 	if mw.closing {
@@ -398,21 +446,23 @@ func (p *warmPools) modLocked(m *Module) *modWarm {
 	return mw
 }
 
-// closeModule retires m's idle instances, stops its warmers and waits for
-// them; instances in a call are retired when their call returns. After it,
-// m's compiled code may be released.
-func (p *warmPools) closeModule(m *Module) {
+// CloseModule retires m's idle instances, stops its warmers and waits for
+// them; instances in a call are retired when their call returns, and no
+// call of m gets a warm instance again. After it, m's compiled code may be
+// released.
+func (p *Pools[M, I]) CloseModule(m M) {
 	p.mu.Lock()
-	mw := m.warm
+	st := p.state(m)
+	mw := st.w
 	if mw == nil {
 		// No call ever asked for a warm instance: nothing to drain, and
 		// none may start now.
-		m.warm = &modWarm{closing: true}
+		st.w = &modWarm{closing: true}
 		p.mu.Unlock()
 		return
 	}
 	mw.closing = true
-	drop := p.takeIdleLocked(func(k poolKey) bool { return k.mod == m })
+	drop := p.takeIdleLocked(func(k Key[M]) bool { return k.Mod == m })
 	p.mu.Unlock()
 	mw.cancel()
 	mw.warmers.Wait()
@@ -422,9 +472,20 @@ func (p *warmPools) closeModule(m *Module) {
 	p.mu.Unlock()
 }
 
+// WaitWarming waits for m's instances being warmed in the background.
+// Callers must not start calls of m while it waits.
+func (p *Pools[M, I]) WaitWarming(m M) {
+	p.mu.Lock()
+	mw := p.state(m).w
+	p.mu.Unlock()
+	if mw != nil {
+		mw.warmers.Wait()
+	}
+}
+
 // takeIdleLocked removes every idle instance of the pools match selects.
-func (p *warmPools) takeIdleLocked(match func(poolKey) bool) []*warmInstance {
-	var drop []*warmInstance
+func (p *Pools[M, I]) takeIdleLocked(match func(Key[M]) bool) []*Warm[M, I] {
+	var drop []*Warm[M, I]
 	for k, pl := range p.pools {
 		if !match(k) {
 			continue
@@ -440,11 +501,11 @@ func (p *warmPools) takeIdleLocked(match func(poolKey) bool) []*warmInstance {
 	return drop
 }
 
-// close retires every idle instance, stops all warming and the sweeper.
-func (p *warmPools) close() {
+// Close retires every idle instance, stops all warming and the sweeper.
+func (p *Pools[M, I]) Close() {
 	p.mu.Lock()
 	p.closed = true
-	drop := p.takeIdleLocked(func(poolKey) bool { return true })
+	drop := p.takeIdleLocked(func(Key[M]) bool { return true })
 	var mws []*modWarm
 	for mw := range p.live {
 		mws = append(mws, mw)
@@ -461,8 +522,50 @@ func (p *warmPools) close() {
 	closeAll(drop)
 }
 
-func closeAll(ws []*warmInstance) {
+func closeAll[M comparable, I Instance](ws []*Warm[M, I]) {
 	for _, w := range ws {
-		w.close()
+		w.Inst.Close()
 	}
+}
+
+// ToolStats is what the pools of one tool of one module version hold.
+type ToolStats[M comparable] struct {
+	Mod  M
+	Tool string
+	// Idle, Busy and Warming count instances: waiting for a call, in
+	// one, being made in the background.
+	Idle, Busy, Warming int
+	// Callers is how many callers have a pool.
+	Callers int
+}
+
+// Stats returns the pools' contents by tool, in no order.
+func (p *Pools[M, I]) Stats() []ToolStats[M] {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	byTool := map[toolKey[M]]*ToolStats[M]{}
+	for k, pl := range p.pools {
+		tk := toolKey[M]{k.Mod, k.Tool}
+		s := byTool[tk]
+		if s == nil {
+			s = &ToolStats[M]{Mod: k.Mod, Tool: k.Tool}
+			byTool[tk] = s
+		}
+		s.Idle += len(pl.idle)
+		s.Busy += pl.busy
+		s.Warming += pl.warming
+		s.Callers++
+	}
+	out := make([]ToolStats[M], 0, len(byTool))
+	for _, s := range byTool {
+		out = append(out, *s)
+	}
+	return out
+}
+
+// Retired counts the instances retired so far, by reason (Retired*).
+func (p *Pools[M, I]) Retired() map[string]uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.retired)
 }
