@@ -206,8 +206,11 @@ abi-bundle:
 # Within those: the console at /ui (issue 25, no html/template) +0.27 MB
 # and 2 packages, toolhost new's internal/scaffold +0.06 MB and 1 package
 # (-> 26,285,873 bytes, 591 packages with pull and push).
+# 595 -> 600 for host split by job (issue 21 item 4): host/internal/kick,
+# compile, membuf, resident and warm are the code host had, in packages of
+# their own: +5 packages, +54 KB (26,303,213 -> 26,357,393 bytes, 596).
 SIZE_BUDGET := 26500000
-PKG_BUDGET  := 595
+PKG_BUDGET  := 600
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi
