@@ -311,16 +311,24 @@ func (p *Pools[M, I]) warm(key Key[M], mw *modWarm) {
 func (p *Pools[M, I]) reserveLocked(key Key[M], evict bool) ([]*Warm[M, I], bool) {
 	var evicted []*Warm[M, I]
 	tk := toolKey[M]{key.Mod, key.Tool}
+	// Without evict, look before taking: oldestIdleLocked removes what it
+	// finds, and an instance removed and not returned is never closed.
 	if p.perTool[tk] >= p.cfg.MaxPerTool {
+		if !evict {
+			return nil, false
+		}
 		w := p.oldestIdleLocked(func(k Key[M]) bool { return k.Mod == key.Mod && k.Tool == key.Tool })
-		if !evict || w == nil {
+		if w == nil {
 			return nil, false
 		}
 		evicted = append(evicted, w)
 	}
 	if p.total >= p.cfg.MaxTotal {
+		if !evict {
+			return evicted, false
+		}
 		w := p.oldestIdleLocked(func(Key[M]) bool { return true })
-		if !evict || w == nil {
+		if w == nil {
 			return evicted, false
 		}
 		evicted = append(evicted, w)
