@@ -143,9 +143,9 @@ func (p *Pools[M, I]) Off() bool { return p.cfg.Off }
 
 // Acquire returns a warm instance for key bound to this call (ctx, out),
 // or nil when the call is to run in a one-off fresh instance: reuse is
-// closed for the module or the bounds leave no room. make makes the
+// closed for the module or the bounds leave no room. maker makes the
 // pool's instances (the first call's maker serves the pool).
-func (p *Pools[M, I]) Acquire(ctx context.Context, key Key[M], make Maker[I], out io.Writer) (*Warm[M, I], error) {
+func (p *Pools[M, I]) Acquire(ctx context.Context, key Key[M], maker Maker[I], out io.Writer) (*Warm[M, I], error) {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	mw := p.modLocked(key.Mod)
@@ -155,7 +155,7 @@ func (p *Pools[M, I]) Acquire(ctx context.Context, key Key[M], make Maker[I], ou
 	}
 	pl := p.pools[key]
 	if pl == nil {
-		pl = &pool[M, I]{maker: make}
+		pl = &pool[M, I]{maker: maker}
 		p.pools[key] = pl
 	}
 	drop := p.expireLocked(key, pl, now)
@@ -185,7 +185,7 @@ func (p *Pools[M, I]) Acquire(ctx context.Context, key Key[M], make Maker[I], ou
 	warm := pl.warming == 0 && p.startWarmLocked(key, pl, mw) // first use: the next call's instance
 	p.mu.Unlock()
 	closeAll(drop)
-	inst, err := make.Make(ctx, out)
+	inst, err := maker.Make(ctx, out)
 	if err != nil {
 		p.mu.Lock()
 		pl.busy--
