@@ -9,7 +9,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/guestinput"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // The C SDK's input requests, through the host: a first call comes back

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 )

@@ -6,11 +6,11 @@ import (
 
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/console"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/console"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/transport"
 )

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/server"
 )
 

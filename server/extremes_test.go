@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/config"
 )
 
 // maxDuration is the longest duration a file can write.

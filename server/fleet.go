@@ -8,13 +8,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	brkredis "github.com/toolhost/toolhost/breaker/redisstore"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	govredis "github.com/toolhost/toolhost/governor/redisstore"
 	"github.com/toolhost/toolhost/idempotency"
 	idemredis "github.com/toolhost/toolhost/idempotency/redisstore"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/internal/redisconn"
 )
 

@@ -3,8 +3,8 @@ package server
 import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/loader"
-	"github.com/toolhost/toolhost/metrics"
 	"github.com/toolhost/toolhost/transport"
 )
 

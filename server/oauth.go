@@ -7,7 +7,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/toolhost/toolhost/oauth"
+	"github.com/toolhost/toolhost/internal/oauth"
 	"github.com/toolhost/toolhost/transport"
 )
 

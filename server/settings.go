@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/idempotency"

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/access"
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )

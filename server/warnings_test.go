@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/transport"
 )
 

@@ -4,7 +4,7 @@ import (
 	"maps"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/loader"
 )

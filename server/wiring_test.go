@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/loader"
 )
 

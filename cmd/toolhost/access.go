@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
 )
 
 func newAccessCmd() *cobra.Command {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	toolserver "github.com/toolhost/toolhost/server"
 	"github.com/toolhost/toolhost/transport"

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	toolserver "github.com/toolhost/toolhost/server"
 )
 

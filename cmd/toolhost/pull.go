@@ -10,9 +10,9 @@ import (
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
+	"github.com/toolhost/toolhost/internal/oci"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
-	"github.com/toolhost/toolhost/oci"
 )
 
 func newPullCmd() *cobra.Command {

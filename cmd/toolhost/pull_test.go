@@ -19,8 +19,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
-	"github.com/toolhost/toolhost/internal/testwasm"
-	"github.com/toolhost/toolhost/oci"
+	"github.com/toolhost/toolhost/internal/oci"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // TestPushPullLock pushes a module to an in-process registry, pulls it by
