@@ -211,7 +211,15 @@ abi-bundle:
 # 595 -> 600 for host split by job (issue 21 item 4): host/internal/kick,
 # compile, membuf, resident and warm are the code host had, in packages of
 # their own: +5 packages, +54 KB (26,303,213 -> 26,357,393 bytes, 596).
-SIZE_BUDGET := 26500000
+# 26.5 -> 27.5 MB for this round's features (session 7), each measured by
+# building the merge that brought it (go build -tags grpcnotrace -ldflags
+# -w): the server composition root +79 KB; toolhost new --lang as, the
+# console's chart, plans and tasks views, [trust] require = "signed" and
+# [registries] +166 KB; input requests (issue 24) +61 KB and 1 package;
+# resources and prompts from modules +135 KB; the host split +55 KB and 5
+# packages (-> 26,808,642 bytes, 598 packages), with room for the Extism
+# adapter. Issue 21's ceiling is 30 MB.
+SIZE_BUDGET := 27500000
 PKG_BUDGET  := 600
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
