@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -273,14 +272,38 @@ func checkURI(s string) error {
 	if err := checkURIText(s); err != nil {
 		return err
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a URI: %v", truncate(s, 60), err)
-	}
-	if u.Scheme == "" || len(s) == len(u.Scheme)+1 {
+	scheme, rest, ok := strings.Cut(s, ":")
+	if !ok || !validScheme(scheme) || rest == "" {
 		return fmt.Errorf("%q is not an absolute URI (want a scheme, as in notes://todo or file:///a.txt)", truncate(s, 60))
 	}
+	if !validEscapes(rest) {
+		return fmt.Errorf("%q is not a URI: a %% not followed by two hex digits", truncate(s, 60))
+	}
 	return nil
+}
+
+// validScheme is RFC 3986's scheme: a letter, then letters, digits, '+',
+// '-' and '.'. (Not net/url: this package is linked into every Go guest,
+// and net/url would run net/netip's init in every instance.)
+func validScheme(s string) bool {
+	for i, c := range s {
+		letter := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// validEscapes reports whether every '%' in s starts a %XX escape.
+func validEscapes(s string) bool {
+	hex := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && (i+2 >= len(s) || !hex(s[i+1]) || !hex(s[i+2])) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckURITemplate accepts an RFC 6570 template whose literal start is an
@@ -318,7 +341,7 @@ func CheckURITemplate(s string) error {
 	if !ok || scheme == "" {
 		return fmt.Errorf("%q does not start with a scheme (as in notes://{name})", truncate(s, 60))
 	}
-	if _, err := url.Parse(scheme + ":x"); err != nil {
+	if !validScheme(scheme) {
 		return fmt.Errorf("%q has an invalid scheme %q", truncate(s, 60), scheme)
 	}
 	return nil
