@@ -66,20 +66,31 @@ func (c *Client) Pull(ctx context.Context, ref Reference) (*Artifact, error) {
 	}
 	f := fetcher{ctx: ctx, rt: rt, ref: ref, s: s}
 
-	raw, mt, digest, err := f.manifest(c.opts.maxManifest())
+	raw, mt, digest, err := f.manifest(f.ref.ref.Identifier(), f.ref.Digest(), c.opts.maxManifest())
 	if err != nil {
 		return nil, c.wrap(ctx, s, err)
 	}
-	layer, err := checkLayout(s, raw, mt)
+	m, index, err := decodeManifest(s, raw, mt)
+	if err == nil && index {
+		m, err = c.platformImage(f, raw)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if layer.Size > c.opts.maxLayer() {
-		return nil, fail(s, ErrTooLarge, "the module layer is %d bytes, over the cap of %d", layer.Size, c.opts.maxLayer())
+	var module []byte
+	var moduleDigest string
+	if isImage(m) {
+		module, err = c.moduleOfImage(f, m)
+		moduleDigest = sha256Digest(module)
+	} else {
+		var layer descriptor
+		if layer, err = wasmLayer(s, m); err == nil {
+			module, err = c.layerBlob(f, layer)
+			moduleDigest = layer.Digest
+		}
 	}
-	module, err := f.blob(layer)
 	if err != nil {
-		return nil, c.wrap(ctx, s, err)
+		return nil, err
 	}
 	if err := CheckModule(module); err != nil {
 		return nil, &Error{Ref: s, Kind: ErrNotWasm, Err: err}
@@ -88,15 +99,26 @@ func (c *Client) Pull(ctx context.Context, ref Reference) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Ref: pinned, Digest: digest, LayerDigest: layer.Digest, Module: module}, nil
+	return &Artifact{Ref: pinned, Digest: digest, LayerDigest: moduleDigest, Module: module}, nil
 }
 
-// checkLayout checks that a manifest is the CNCF Wasm layout and returns
-// its module layer.
-func checkLayout(s string, raw []byte, contentType string) (descriptor, error) {
-	var m manifest
+// layerBlob fetches a layer within the module cap.
+func (c *Client) layerBlob(f fetcher, l descriptor) ([]byte, error) {
+	if l.Size > c.opts.maxLayer() {
+		return nil, fail(f.s, ErrTooLarge, "the module layer is %d bytes, over the cap of %d", l.Size, c.opts.maxLayer())
+	}
+	b, err := f.blob(l)
+	if err != nil {
+		return nil, c.wrap(f.ctx, f.s, err)
+	}
+	return b, nil
+}
+
+// decodeManifest parses a manifest; index is true for an index (or a
+// Docker manifest list), which names manifests rather than layers.
+func decodeManifest(s string, raw []byte, contentType string) (m manifest, index bool, err error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return descriptor{}, &Error{Ref: s, Kind: ErrNotWasm, Detail: "the manifest is not JSON", Err: err}
+		return m, false, &Error{Ref: s, Kind: ErrNotWasm, Detail: "the manifest is not JSON", Err: err}
 	}
 	mt := m.MediaType
 	if mt == "" {
@@ -104,13 +126,18 @@ func checkLayout(s string, raw []byte, contentType string) (descriptor, error) {
 	}
 	switch mt {
 	case ociManifest, dockerManifest:
+		return m, false, nil
 	case ociIndex, dockerList:
-		return descriptor{}, fail(s, ErrNotWasm, "an index of several manifests (%s), not one module artifact", mt)
-	default:
-		return descriptor{}, fail(s, ErrNotWasm, "manifest media type %q is not an image manifest", mt)
+		return m, true, nil
 	}
+	return m, false, fail(s, ErrNotWasm, "manifest media type %q is not an image manifest", mt)
+}
+
+// wasmLayer checks that a manifest is the CNCF Wasm layout and returns its
+// module layer.
+func wasmLayer(s string, m manifest) (descriptor, error) {
 	if m.Config.MediaType != ConfigMediaType {
-		return descriptor{}, fail(s, ErrNotWasm, "config media type %q, want %s", m.Config.MediaType, ConfigMediaType)
+		return descriptor{}, fail(s, ErrNotWasm, "config media type %q, want %s (or a container image holding a .wasm file)", m.Config.MediaType, ConfigMediaType)
 	}
 	if len(m.Layers) != 1 {
 		return descriptor{}, fail(s, ErrNotWasm, "%d layers, want exactly one %s layer", len(m.Layers), LayerMediaType)
@@ -238,8 +265,9 @@ func (f fetcher) readCapped(r io.Reader, max int64, what string) ([]byte, error)
 
 // manifest returns the manifest's bytes, its Content-Type and its digest,
 // checked against a pinned reference and the registry's header.
-func (f fetcher) manifest(max int64) (raw []byte, contentType, digest string, err error) {
-	id := f.ref.ref.Identifier()
+// manifest fetches manifest id (a tag or a digest), checked against want
+// (a digest; "" for none) and the registry's Docker-Content-Digest.
+func (f fetcher) manifest(id, want string, max int64) (raw []byte, contentType, digest string, err error) {
 	resp, err := f.get(f.url("manifests", id), strings.Join([]string{ociManifest, dockerManifest, ociIndex, dockerList}, ", "))
 	if err != nil {
 		return nil, "", "", err
@@ -253,7 +281,7 @@ func (f fetcher) manifest(max int64) (raw []byte, contentType, digest string, er
 		return nil, "", "", err
 	}
 	digest = sha256Digest(raw)
-	if want := f.ref.Digest(); want != "" && want != digest {
+	if want != "" && want != digest {
 		return nil, "", "", fail(f.s, ErrDigestMismatch, "the manifest's bytes hash to %s", digest)
 	}
 	if got := resp.Header.Get("Docker-Content-Digest"); strings.HasPrefix(got, "sha256:") && got != digest {

@@ -170,7 +170,7 @@ func (c *Client) Sign(ctx context.Context, pinned Reference, signer signature.Si
 	}
 	f := fetcher{ctx: ctx, rt: rt, ref: sigRef, s: s}
 	var layers []sigLayer
-	if raw, _, _, err := f.manifest(c.opts.maxManifest()); err == nil {
+	if raw, _, _, err := f.manifest(f.ref.ref.Identifier(), f.ref.Digest(), c.opts.maxManifest()); err == nil {
 		var old sigManifest
 		if json.Unmarshal(raw, &old) == nil {
 			layers = old.Layers
@@ -231,7 +231,7 @@ func (c *Client) Verify(ctx context.Context, pinned Reference, keys []PublicKey)
 		return "", c.wrap(ctx, s, err)
 	}
 	f := fetcher{ctx: ctx, rt: rt, ref: sigRef, s: s}
-	raw, _, _, err := f.manifest(c.opts.maxManifest())
+	raw, _, _, err := f.manifest(f.ref.ref.Identifier(), f.ref.Digest(), c.opts.maxManifest())
 	if err != nil {
 		if err = c.wrap(ctx, s, err); errors.Is(err, ErrNotFound) {
 			return "", fail(s, ErrNoSignature, "no %s tag", SignatureTag(digest))
