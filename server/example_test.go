@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 
-	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/server"
 )
 
@@ -20,13 +20,14 @@ func ExampleBuild() {
 		return
 	}
 	defer os.RemoveAll(plugins)
-	s := server.Default() // what `toolhost serve` runs with when given no flags
-	s.Plugins, s.Addr, s.CacheDir, s.Watch = plugins, "127.0.0.1:0", "off", false
-	s.File, err = config.Parse("toolhost.toml", []byte("[dispatch]\nconcurrency = 4\nmax_retry_after = \"2s\"\n"))
-	if err != nil {
+	conf := filepath.Join(plugins, "toolhost.toml") // beside the modules only to keep the example short
+	if err := os.WriteFile(conf, []byte("[dispatch]\nconcurrency = 4\nmax_retry_after = \"2s\"\n"), 0o600); err != nil {
 		fmt.Println(err)
 		return
 	}
+	s := server.Default() // what `toolhost serve` runs with when given no flags
+	s.Plugins, s.Addr, s.CacheDir, s.Watch = plugins, "127.0.0.1:0", "off", false
+	s.Config = conf // Build reads it, as if no flag had been given (LoadFile takes the command line's record)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	srv, err := server.Build(ctx, s)
