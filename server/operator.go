@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
-	"github.com/toolhost/toolhost/loader"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/internal/oci"
+	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
 )
 

@@ -8,10 +8,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/transport"
 )
 

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/loader"
 )
 

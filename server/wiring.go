@@ -4,8 +4,8 @@ import (
 	"maps"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/internal/config"
 	"github.com/toolhost/toolhost/loader"
 )
 
