@@ -121,7 +121,9 @@ func readDescribeEntry(p, sha string) (*describeEntry, error) {
 // never an error.
 func (r *Runtime) storeDescribe(m *Module, manifest []byte) {
 	p := r.describePath(m.SHA256)
-	if p == "" {
+	if p == "" || m.ext != nil {
+		// An Extism plugin is always compiled at load: the cache entry
+		// does not say which interface it speaks.
 		return
 	}
 	e := &describeEntry{Format: describeFormat, SHA256: m.SHA256, MinBytes: m.minBytes,

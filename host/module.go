@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -31,13 +32,14 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	code     code     // compiled code: maybe not yet, or released (resident.go)
-	minBytes uint64   // linear memory at start
-	notes    bool     // imports toolhost_v1.progress or log
-	egress   bool     // imports toolhost_v1.http_request
-	hasInit  bool     // exports _initialize
-	mem      *memPool // linear memory for its instances
-	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+	code     code          // compiled code: maybe not yet, or released (resident.go)
+	minBytes uint64        // linear memory at start
+	notes    bool          // imports toolhost_v1.progress or log
+	egress   bool          // imports toolhost_v1.http_request
+	hasInit  bool          // exports _initialize
+	ext      *extismPlugin // an Extism plugin (extism.go); nil: a toolhost ABI module
+	mem      *memPool      // linear memory for its instances
+	warm     *modWarm      // its warm instances' shared state; guarded by rt.warm.mu
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -169,6 +171,16 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		ce := &CommandError{}
 		return fail(ce, "%s%v", shapeNote, ce)
 	}
+	if shapeNote == "" {
+		ext, reason := extismShape(compiled)
+		if reason != "" {
+			_ = compiled.Close(ctx)
+			return fail(nil, "%s", reason)
+		}
+		if m.ext = ext; ext != nil {
+			exports = nil // its own exports, checked by extismShape
+		}
+	}
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s%s", shapeNote, reason)
@@ -178,7 +190,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	_, m.hasInit = compiled.ExportedFunctions()[abi.ExportInitialize]
 	for _, imp := range compiled.ImportedFunctions() {
 		// Only http_request reaches out: progress and log stay with the caller.
-		if mod, name, _ := imp.Import(); mod == abi.ImportModule && name == abi.ImportHTTPRequest {
+		if mod, name, _ := imp.Import(); (mod == abi.ImportModule || mod == extism.EnvModule) && name == abi.ImportHTTPRequest {
 			m.egress = true
 		}
 	}
@@ -203,7 +215,7 @@ func hasExport(c wazero.CompiledModule, name string) bool {
 func checkShape(c wazero.CompiledModule, exports []export) string {
 	for _, imp := range c.ImportedFunctions() {
 		mod, name, _ := imp.Import()
-		if !slices.Contains(providedImports, mod) {
+		if !slices.Contains(providedImports, mod) && mod != extism.EnvModule && mod != extism.UserModule {
 			return fmt.Sprintf("imports %s.%s, which the host does not provide (it provides %s)",
 				mod, name, strings.Join(providedImports, ", "))
 		}
@@ -245,6 +257,9 @@ func signature(params, results []api.ValueType) string {
 // describe checks the ABI version and reads the manifest, returning it
 // parsed and as the guest wrote it.
 func (m *Module) describe(ctx context.Context) (*abi.Manifest, []byte, error) {
+	if m.ext != nil {
+		return m.describeExtism(ctx)
+	}
 	var manifest *abi.Manifest
 	var raw []byte
 	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
@@ -290,6 +305,9 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.
 	m.mem.sizeFrom(uint64(inst.mod.Memory().Size()))
+	if m.ext != nil {
+		return more(ctx, inst) // an Extism plugin has no ABI version
+	}
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
 		return m.loadFault(ctx, abi.ExportABIVersion, err)

@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/internal/guestnote"
 	"github.com/toolhost/toolhost/third_party/wazero"
 )
@@ -37,6 +39,9 @@ func importsNotes(c wazero.CompiledModule) bool {
 	for _, imp := range c.ImportedFunctions() {
 		if mod, name, _ := imp.Import(); mod == abi.ImportModule && (name == abi.ImportProgress || name == abi.ImportLog) {
 			return true
+		}
+		if mod, name, _ := imp.Import(); mod == extism.UserModule || mod == extism.EnvModule && strings.HasPrefix(name, "log_") {
+			return true // Extism's logs and hyper-mcp's notifications
 		}
 	}
 	return false

@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/extism"
+	"github.com/toolhost/toolhost/internal/attempt"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+)
+
+// extismPlugin marks a module that imports extism:host/env: an Extism
+// plugin, described and called through one of hyper-mcp's interfaces
+// (docs/WRITING-EXTISM.md) instead of toolhost_describe and
+// toolhost_call. Everything else — instances, limits, deadlines, warm
+// pools, egress — is a tool module's.
+type extismPlugin struct {
+	iface extism.Interface
+}
+
+// extismShape returns the module's Extism plugin shape, nil when it
+// imports nothing of Extism's, or why it cannot be served.
+func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {
+	is := false
+	for _, imp := range c.ImportedFunctions() {
+		mod, name, _ := imp.Import()
+		if mod != extism.EnvModule && mod != extism.UserModule {
+			continue
+		}
+		is = true
+		if !extism.Provides(mod, name) {
+			return nil, fmt.Sprintf("is an Extism plugin importing %s.%s, which toolhost does not provide", mod, name)
+		}
+	}
+	if !is {
+		return nil, ""
+	}
+	fns := c.ExportedFunctions()
+	iface, ok := extism.Detect(func(name string) bool {
+		def, ok := fns[name]
+		return ok && len(def.ParamTypes()) == 0 && len(def.ResultTypes()) == 1 && def.ResultTypes()[0] == api.ValueTypeI32
+	})
+	if !ok {
+		return nil, "is an Extism plugin without hyper-mcp's interface: it must export list_tools and call_tool (v2) or describe and call (v1), each () -> i32"
+	}
+	return &extismPlugin{iface: iface}, ""
+}
+
+// describeExtism lists the plugin's tools with its List export, in one
+// fresh instance under the describe deadline, and returns them as a
+// toolhost manifest.
+func (m *Module) describeExtism(ctx context.Context) (*abi.Manifest, []byte, error) {
+	var manifest *abi.Manifest
+	var raw []byte
+	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
+		lim := m.rt.cfg.Limits
+		out, err := m.runExtism(ctx, inst, m.ext.iface.List, m.ext.iface.ListInput(), lim)
+		if err != nil {
+			if ctx.Err() == nil {
+				return fmt.Errorf("%s failed: %w", m.ext.iface.List, err)
+			}
+			return m.loadFault(ctx, m.ext.iface.List, err)
+		}
+		if raw, err = extism.Manifest(out); err != nil {
+			return fmt.Errorf("%s: %w", m.ext.iface.List, err)
+		}
+		manifest, err = abi.ParseManifest(raw)
+		return err
+	})
+	return manifest, raw, err
+}
+
+// invokeExtism runs one call of tool through the plugin's Call export.
+func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, args []byte, lim Limits, out *capWriter) ([]byte, error) {
+	export := m.ext.iface.Call
+	started := time.Now()
+	if deadline, ok := ctx.Deadline(); ok {
+		defer m.rt.kick.remove(m.rt.kick.add(deadline))
+	}
+	res, err := m.runExtism(ctx, inst, export, m.ext.iface.CallInput(tool, args), lim)
+	attempt.From(ctx).AddGuest(time.Since(started))
+	var ae *abi.Error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, m.fault(ctx, tool, export, err, out)
+	case errors.As(err, &ae):
+		return nil, ae
+	default:
+		return nil, m.fault(ctx, tool, export, err, out)
+	}
+	result, err := extism.Result(res)
+	if errors.As(err, &ae) {
+		return nil, ae
+	}
+	if err != nil {
+		return nil, &Fault{Module: m.Path, Tool: tool, Reason: export + ": " + err.Error(), Err: err}
+	}
+	return result, nil
+}
+
+// runExtism calls export in inst with input through the instance's
+// kernel (made on first use and kept with the instance, vars and all)
+// and returns the plugin's output. A plugin that set an error, or
+// returned non-zero, fails with an *abi.Error (internal); so does a
+// refused or failed http_request (transient when the upstream, not the
+// host, failed it). Any other failure is wazero's error.
+func (m *Module) runExtism(ctx context.Context, inst *instance, export string, input []byte, lim Limits) ([]byte, error) {
+	if inst.kernel == nil {
+		inst.kernel = extism.NewKernel(extism.Config{Config: m.rt.cfg.ExtismConfig[moduleName(m.Path)]})
+	}
+	k := inst.kernel
+	if err := k.Begin(input, lim.MemoryBytes); err != nil {
+		return nil, &abi.Error{Kind: abi.KindSchema, Message: err.Error()}
+	}
+	res, err := inst.mod.ExportedFunction(export).Call(extism.With(ctx, k))
+	if err != nil {
+		var ee *extism.EgressError
+		if errors.As(k.Failure(), &ee) && ctx.Err() == nil {
+			return nil, &abi.Error{Kind: egressKind(ee.Err.Kind), Message: ee.Error()}
+		}
+		if f := k.Failure(); f != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%s: %w", export, f)
+		}
+		return nil, err
+	}
+	if msg, set := k.Error(); set || int32(res[0]) != 0 {
+		if msg == "" {
+			msg = fmt.Sprintf("%s returned %d", export, int32(res[0]))
+		}
+		return nil, &abi.Error{Kind: abi.KindInternal, Message: strings.TrimSpace(msg)}
+	}
+	b, _ := k.Output()
+	if uint64(len(b)) > uint64(lim.OutputBytes) {
+		return nil, fmt.Errorf("%s set %d bytes of output, over the %d-byte output cap", export, len(b), lim.OutputBytes)
+	}
+	return b, nil
+}
+
+// egressKind is the guest error kind of a plugin's failed http_request.
+func egressKind(k abi.EgressErrorKind) abi.ErrorKind {
+	switch k {
+	case abi.EgressUnavailable, abi.EgressTimeout, abi.EgressRateLimited:
+		return abi.KindTransient
+	}
+	return abi.KindInternal
+}

@@ -1,0 +1,97 @@
+package extism
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/internal/guestnote"
+	"github.com/toolhost/toolhost/third_party/wazero/api"
+)
+
+// userFuncs are hyper-mcp's extism:host/user functions (its
+// xtp-plugin-schema.json): each takes and returns the offset of a JSON
+// block. Progress and logging messages become the call's guest notes;
+// the list-changed notices are accepted and dropped (toolhost lists tools
+// itself); what needs an MCP client's answer (elicitation, sampling,
+// roots) stops the call with ErrUnsupported.
+var userFuncs = []hostFunc{
+	{"notify_progress", sig(i64), none, notifyProgress},
+	{"notify_logging_message", sig(i64), none, notifyLogging},
+	unsupported("create_elicitation", sig(i64), sig(i64)),
+	unsupported("create_message", sig(i64), sig(i64)),
+	unsupported("list_roots", none, sig(i64)),
+	ignored("notify_tool_list_changed", none),
+	ignored("notify_prompt_list_changed", none),
+	ignored("notify_resource_list_changed", none),
+	ignored("notify_resource_updated", sig(i64)),
+	ignored("notify_url_elicitation_completed", sig(i64)),
+}
+
+func unsupported(name string, params, results []api.ValueType) hostFunc {
+	return hostFunc{name, params, results, func(_ context.Context, k *Kernel, _ api.Module, _ []uint64) {
+		k.stop(fmt.Errorf("extism:host/user %s: %w (toolhost serves no client requests to plugins)", name, ErrUnsupported))
+	}}
+}
+
+func ignored(name string, params []api.ValueType) hostFunc {
+	return hostFunc{name, params, none, func(context.Context, *Kernel, api.Module, []uint64) {}}
+}
+
+// notifyProgress is notify_progress(params i64): MCP's
+// ProgressNotificationParam {progressToken, progress, total?, message?}.
+// The token is the host's business: the note goes to the call's own caller.
+func notifyProgress(ctx context.Context, k *Kernel, _ api.Module, s []uint64) {
+	var p struct {
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total"`
+		Message  string  `json:"message"`
+	}
+	if err := json.Unmarshal(k.block(s[0], "notify_progress"), &p); err != nil {
+		k.stop(fmt.Errorf("notify_progress: not a ProgressNotificationParam: %v", err))
+	}
+	if c := guestnote.CallFrom(ctx); c != nil {
+		c.Progress(bytesMemory(p.Message), p.Progress, p.Total, 0, uint32(len(p.Message)))
+	}
+}
+
+// notifyLogging is notify_logging_message(params i64): MCP's
+// LoggingMessageNotificationParam {level, logger?, data}.
+func notifyLogging(ctx context.Context, k *Kernel, _ api.Module, s []uint64) {
+	var p struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(k.block(s[0], "notify_logging_message"), &p); err != nil {
+		k.stop(fmt.Errorf("notify_logging_message: not a LoggingMessageNotificationParam: %v", err))
+	}
+	msg := string(p.Data)
+	var text string
+	if json.Unmarshal(p.Data, &text) == nil {
+		msg = text
+	}
+	if p.Logger != "" {
+		msg = p.Logger + ": " + msg
+	}
+	if c := guestnote.CallFrom(ctx); c != nil {
+		c.Log(bytesMemory(msg), int32(mcpLevel(p.Level)), 0, uint32(len(msg)))
+	}
+}
+
+// mcpLevel maps MCP's (RFC 5424) level names onto the levels a guest may
+// use: nothing above error.
+func mcpLevel(name string) abi.LogLevel {
+	switch name {
+	case "debug":
+		return abi.LogDebug
+	case "info":
+		return abi.LogInfo
+	case "notice":
+		return abi.LogNotice
+	case "warning":
+		return abi.LogWarning
+	}
+	return abi.LogError
+}
