@@ -125,7 +125,7 @@ func (m *Module) runExtism(ctx context.Context, inst *instance, export string, i
 			return nil, &abi.Error{Kind: egressKind(ee.Err.Kind), Message: ee.Error()}
 		}
 		if f := k.Failure(); f != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("%s: %w", export, f)
+			return nil, f
 		}
 		return nil, err
 	}

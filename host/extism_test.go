@@ -1,0 +1,205 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/guestnote"
+	"github.com/toolhost/toolhost/internal/testwasm"
+)
+
+// extismModule loads the go-pdk plugin at pkg in a runtime of its own
+// configured by cfg.
+func extismModule(t *testing.T, pkg string, cfg host.Config) *host.Module {
+	t.Helper()
+	path := testwasm.Go(t, pkg)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.CacheDir = cacheDir
+	rt, err := host.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const extismV2 = "./host/testdata/extism/v2"
+
+func TestExtismV2ListsAndCalls(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{ExtismConfig: map[string]map[string]string{
+		"host_testdata_extism_v2.wasm": {"greeting": "hej"}}})
+	var names []string
+	for _, tool := range m.Tools {
+		names = append(names, tool.Name)
+	}
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config" {
+		t.Fatalf("tools = %s", got)
+	}
+	echo := m.Tools[0]
+	if echo.Title != "Echo" || !echo.ReadOnly || !echo.Idempotent || echo.Instances != abi.InstancesReuse {
+		t.Errorf("echo = %+v, want the title and hints mapped, and reuse", echo)
+	}
+	ctx := context.Background()
+	res, err := m.Call(ctx, "echo", []byte(`{"text":"hi"}`), host.Limits{})
+	if err != nil || string(res) != `{"calls":1,"text":"hi"}` {
+		t.Errorf("echo = %s, %v", res, err)
+	}
+	_, err = m.Call(ctx, "fail", nil, host.Limits{})
+	var ae *abi.Error
+	if !errors.As(err, &ae) || ae.Kind != abi.KindInternal || ae.Message != "it failed on purpose" {
+		t.Errorf("fail: %v, want the plugin's isError text as an internal error", err)
+	}
+	res, err = m.Call(ctx, "config", nil, host.Limits{})
+	if err != nil || string(res) != `{"greeting":"hej","set":true}` {
+		t.Errorf("config = %s, %v", res, err)
+	}
+	_, err = m.Call(ctx, "nosuch", nil, host.Limits{})
+	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no tool nosuch") {
+		t.Errorf("nosuch: %v, want the plugin's error_set message", err)
+	}
+}
+
+func TestExtismV1(t *testing.T) {
+	m := extismModule(t, "./host/testdata/extism/v1", host.Config{})
+	if len(m.Tools) != 1 || m.Tools[0].Name != "hello" {
+		t.Fatalf("tools = %+v", m.Tools)
+	}
+	res, err := m.Call(context.Background(), "hello", []byte(`{"name":"bob"}`), host.Limits{})
+	if err != nil || string(res) != `"hello, bob"` {
+		t.Errorf("hello = %s, %v", res, err)
+	}
+}
+
+// A warm instance keeps the plugin's vars, as hyper-mcp's one instance
+// per plugin does; a fresh one starts from nothing.
+func TestExtismVarsLiveInWarmInstances(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	ctx := context.Background()
+	call := func(reuse bool, caller string) string {
+		res, err := m.Do(ctx, host.Request{Tool: "echo", Args: []byte(`{"text":"x"}`), Reuse: reuse, Caller: caller})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(res)
+	}
+	for i, want := range []string{`{"calls":1,"text":"x"}`, `{"calls":2,"text":"x"}`, `{"calls":3,"text":"x"}`} {
+		if got := call(true, "a"); got != want {
+			t.Errorf("warm call %d = %s, want %s", i+1, got, want)
+		}
+	}
+	if got := call(true, "b"); got != `{"calls":1,"text":"x"}` {
+		t.Errorf("another caller's first call = %s, want its own instance", got)
+	}
+	if got := call(false, "a"); got != `{"calls":1,"text":"x"}` {
+		t.Errorf("fresh call = %s, want a fresh kernel", got)
+	}
+}
+
+func TestExtismDeadlineStopsPlugin(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := m.Call(ctx, "spin", nil, host.Limits{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("spin: %v, want the deadline", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("spin stopped after %v", d)
+	}
+}
+
+func TestExtismMemoryCaps(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	lim := host.Limits{MemoryBytes: 32 << 20}
+	for _, tc := range []struct{ args, want string }{
+		{`{"kernel":false}`, "out of memory"},
+		{`{"kernel":true}`, "over its 33554432-byte limit"},
+	} {
+		_, err := m.Call(context.Background(), "hog", []byte(tc.args), lim)
+		var f *host.Fault
+		if !errors.As(err, &f) || !strings.Contains(f.Error(), tc.want) {
+			t.Errorf("hog %s: %v, want a fault saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestExtismHTTPThroughEgress(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("pong"))
+	}))
+	defer srv.Close()
+	args, _ := json.Marshal(map[string]string{"url": srv.URL + "/ping"})
+	file := filepath.Base(testwasm.Go(t, extismV2))
+
+	refused := extismModule(t, extismV2, host.Config{})
+	_, err := refused.Call(context.Background(), "fetch", args, host.Limits{})
+	var re *toolhostv1.EgressRefusedError
+	if !errors.As(err, &re) || !strings.Contains(err.Error(), "has no egress grant") {
+		t.Fatalf("fetch without a grant: %v, want a refusal naming the grant", err)
+	}
+	if refused.OpenWorld() {
+		t.Error("OpenWorld without a grant")
+	}
+
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+	granted := extismModule(t, extismV2, host.Config{Egress: toolhostv1.Egress{Grants: map[string]toolhostv1.Grant{
+		file: {Hosts: []string{"127.0.0.1"}, Schemes: []string{"http"}, AllowNetworks: loopback}}}})
+	res, err := granted.Call(context.Background(), "fetch", args, host.Limits{})
+	if err != nil || string(res) != `{"body":"pong","status":200,"type":"text/plain"}` {
+		t.Fatalf("fetch with a grant = %s, %v", res, err)
+	}
+	if !granted.OpenWorld() {
+		t.Error("not OpenWorld with a grant and http_request imported")
+	}
+}
+
+type extismSink struct {
+	mu    sync.Mutex
+	notes []string
+}
+
+func (s *extismSink) Progress(done, total float64, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, "progress "+strings.Join([]string{ftoa(done), ftoa(total), msg}, " "))
+}
+
+func (s *extismSink) Log(level abi.LogLevel, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, "log "+level.String()+" "+msg)
+}
+
+func ftoa(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+func TestExtismNotes(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	sink := &extismSink{}
+	res, err := m.Call(guestnote.WithSink(context.Background(), sink), "notes", nil, host.Limits{})
+	if err != nil || string(res) != `"done"` {
+		t.Fatalf("notes = %s, %v", res, err)
+	}
+	got := strings.Join(sink.notes, "; ")
+	if !strings.Contains(got, "log info working") || !strings.Contains(got, "progress 2 2 step") {
+		t.Errorf("notes = %s, want the log and the last progress", got)
+	}
+}

@@ -1,0 +1,111 @@
+// Command v2 is a hyper-mcp v2 plugin (list_tools, call_tool) whose tools
+// exercise what toolhost promises Extism plugins: state in vars, errors,
+// a deadline (spin), memory caps (hog), egress (fetch), notes and config.
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/extism/go-pdk"
+)
+
+//go:wasmimport extism:host/user notify_progress
+func notifyProgress(uint64)
+
+const tools = `{"tools":[
+ {"name":"echo","title":"Echo","description":"Echoes its text and counts the calls of this instance.",
+  "inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
+  "annotations":{"readOnlyHint":true,"idempotentHint":true}},
+ {"name":"fail","description":"Reports an error.","inputSchema":{"type":"object"}},
+ {"name":"spin","description":"Never returns.","inputSchema":{"type":"object"}},
+ {"name":"hog","description":"Allocates without bound: kernel memory, or linear memory.",
+  "inputSchema":{"type":"object","properties":{"kernel":{"type":"boolean"}}}},
+ {"name":"fetch","description":"GETs a URL.","inputSchema":{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}},
+ {"name":"notes","description":"Logs and reports progress.","inputSchema":{"type":"object"}},
+ {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}}
+]}`
+
+//go:wasmexport list_tools
+func listTools() int32 {
+	pdk.OutputString(tools)
+	return 0
+}
+
+type request struct {
+	Request struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"request"`
+}
+
+//go:wasmexport call_tool
+func callTool() int32 {
+	var in request
+	if err := pdk.InputJSON(&in); err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	var args struct {
+		Text   string `json:"text"`
+		URL    string `json:"url"`
+		Kernel bool   `json:"kernel"`
+	}
+	_ = json.Unmarshal(in.Request.Arguments, &args)
+	switch in.Request.Name {
+	case "echo":
+		n := pdk.GetVarInt("calls") + 1
+		pdk.SetVarInt("calls", n)
+		return result(map[string]any{"text": args.Text, "calls": n}, false)
+	case "fail":
+		return text("it failed on purpose", true)
+	case "spin":
+		for i := 0; ; i++ {
+			if i < 0 {
+				break
+			}
+		}
+		return 0
+	case "hog":
+		var keep []any
+		for {
+			if args.Kernel {
+				keep = append(keep, pdk.Allocate(1<<20))
+			} else {
+				keep = append(keep, make([]byte, 1<<20))
+			}
+		}
+	case "fetch":
+		resp := pdk.NewHTTPRequest(pdk.MethodGet, args.URL).Send()
+		return result(map[string]any{"status": resp.Status(), "body": string(resp.Body()),
+			"type": resp.Headers()["content-type"]}, false)
+	case "notes":
+		pdk.Log(pdk.LogInfo, "working")
+		for i := 1; i <= 2; i++ {
+			mem := pdk.AllocateString(`{"progressToken":"t","progress":` + strconv.Itoa(i) + `,"total":2,"message":"step"}`)
+			notifyProgress(mem.Offset())
+		}
+		return text("done", false)
+	case "config":
+		v, ok := pdk.GetConfig("greeting")
+		return result(map[string]any{"greeting": v, "set": ok}, false)
+	}
+	pdk.SetErrorString("no tool " + in.Request.Name)
+	return 1
+}
+
+func result(v map[string]any, isError bool) int32 {
+	b, _ := json.Marshal(v)
+	out, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(b)}},
+		"structuredContent": v, "isError": isError})
+	pdk.Output(out)
+	return 0
+}
+
+func text(s string, isError bool) int32 {
+	out, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}, "isError": isError})
+	pdk.Output(out)
+	return 0
+}
+
+func main() {}
