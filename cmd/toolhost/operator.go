@@ -61,7 +61,7 @@ func newOperator(path string, bus *events.Bus, shared func(*config.Config, gover
 func (o *operator) hostConfig(cacheDir string, logger *slog.Logger) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
 		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compileLimits(),
-		Reuse: o.conf.HostReuse()}
+		Reuse: o.conf.HostReuse(), ExtismConfig: o.conf.ExtismConfig()}
 }
 
 // compileLimits compiles each module in a child process, this executable
