@@ -106,8 +106,8 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 
 // runExtism calls export in inst with input through the instance's
 // kernel (made on first use and kept with the instance, vars and all)
-// and returns the plugin's output. A plugin that set an error, or
-// returned non-zero, fails with an *abi.Error (internal); so does a
+// and returns the plugin's output. A plugin that returned non-zero (with
+// error_set's message, if any) fails with an *abi.Error (internal); so does a
 // refused or failed http_request (transient when the upstream, not the
 // host, failed it). Any other failure is wazero's error.
 func (m *Module) runExtism(ctx context.Context, inst *instance, export string, input []byte, lim Limits) ([]byte, error) {
@@ -129,7 +129,9 @@ func (m *Module) runExtism(ctx context.Context, inst *instance, export string, i
 		}
 		return nil, err
 	}
-	if msg, set := k.Error(); set || int32(res[0]) != 0 {
+	// As in Extism, the return code decides; error_set says why.
+	if rc := int32(res[0]); rc != 0 {
+		msg, _ := k.Error()
 		if msg == "" {
 			msg = fmt.Sprintf("%s returned %d", export, int32(res[0]))
 		}

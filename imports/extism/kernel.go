@@ -105,7 +105,8 @@ func (k *Kernel) alloc(n, linear uint64) (uint64, error) {
 		}
 	}
 	size := max(n, 1) // a block of 0 bytes still needs an offset of its own
-	if k.limit > 0 && uint64(len(k.mem))+size+linear > k.limit {
+	// Each term is checked alone first: a length near 2^64 must not wrap.
+	if k.limit > 0 && (size > k.limit || linear > k.limit || uint64(len(k.mem))+size+linear > k.limit) {
 		return 0, fmt.Errorf("kernel memory: allocating %d bytes would take the plugin's memory (%d bytes of kernel memory, %d of linear memory) over its %d-byte limit",
 			n, len(k.mem), linear, k.limit)
 	}
