@@ -48,6 +48,9 @@ type Kernel struct {
 
 type block struct{ start, size uint64 }
 
+// keptBytes is the most kernel memory an instance keeps between calls.
+const keptBytes = 1 << 20
+
 // NewKernel returns the kernel of one new plugin instance.
 func NewKernel(cfg Config) *Kernel {
 	if cfg.MaxVarBytes <= 0 {
@@ -62,6 +65,9 @@ func NewKernel(cfg Config) *Kernel {
 // plugin's linear memory from now on. Vars are kept.
 func (k *Kernel) Begin(input []byte, limit uint64) error {
 	k.mem, k.free = k.mem[:0], k.free[:0]
+	if cap(k.mem) > keptBytes {
+		k.mem = nil // a warm instance does not keep a big call's kernel memory
+	}
 	clear(k.used)
 	k.output, k.outSet, k.errMsg, k.errSet = nil, false, "", false
 	k.status, k.headers, k.failure = 0, nil, nil
