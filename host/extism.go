@@ -118,7 +118,14 @@ func (m *Module) runExtism(ctx context.Context, inst *instance, export string, i
 	if err := k.Begin(input, lim.MemoryBytes); err != nil {
 		return nil, &abi.Error{Kind: abi.KindSchema, Message: err.Error()}
 	}
-	res, err := inst.mod.ExportedFunction(export).Call(extism.With(ctx, k))
+	fn := inst.call // the Call export, looked up once per instance (see instance.exports)
+	if fn == nil || export != m.ext.iface.Call {
+		fn = inst.mod.ExportedFunction(export)
+		if export == m.ext.iface.Call {
+			inst.call = fn
+		}
+	}
+	res, err := fn.Call(extism.With(ctx, k))
 	if err != nil {
 		var ee *extism.EgressError
 		if errors.As(k.Failure(), &ee) && ctx.Err() == nil {
