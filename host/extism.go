@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,8 +34,13 @@ func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {
 			continue
 		}
 		is = true
-		if !extism.Provides(mod, name) {
+		params, results, ok := extism.Signature(mod, name)
+		if !ok {
 			return nil, fmt.Sprintf("is an Extism plugin importing %s.%s, which toolhost does not provide", mod, name)
+		}
+		if !slices.Equal(imp.ParamTypes(), params) || !slices.Equal(imp.ResultTypes(), results) {
+			return nil, fmt.Sprintf("imports %s.%s with signature %s, want %s", mod, name,
+				signature(imp.ParamTypes(), imp.ResultTypes()), signature(params, results))
 		}
 	}
 	if !is {

@@ -203,3 +203,23 @@ func TestExtismNotes(t *testing.T) {
 		t.Errorf("notes = %s, want the log and the last progress", got)
 	}
 }
+
+func TestExtismLoadRefusals(t *testing.T) {
+	rt, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.DiscardHandler), CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	for name, want := range map[string]string{
+		"extism_badsig":  "imports extism:host/env.alloc with signature (i32) -> (i32), want (i64) -> (i64)",
+		"extism_noiface": "without hyper-mcp's interface",
+		"extism_unknown": "extism:host/user.get_access_token, which toolhost does not provide",
+		"extism_oob":     "list_tools failed: load_u64(999999): outside the 31 bytes of kernel memory",
+	} {
+		_, err := rt.LoadFile(context.Background(), testwasm.WAT(t, "host/testdata/wat/"+name+".wat"))
+		var le *host.LoadError
+		if !errors.As(err, &le) || !strings.Contains(le.Reason, want) {
+			t.Errorf("%s: %v, want a load error saying %q", name, err, want)
+		}
+	}
+}

@@ -57,9 +57,10 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	return err
 }
 
-// Provides reports whether module.name is a function this package
-// provides, so a loader can name an import it does not.
-func Provides(module, name string) bool {
+// Signature returns the parameter and result types of module.name, false
+// when this package provides no such function, so a loader can name an
+// import it does not provide or one declared with another signature.
+func Signature(module, name string) (params, results []api.ValueType, ok bool) {
 	var fs []hostFunc
 	switch module {
 	case EnvModule:
@@ -69,10 +70,10 @@ func Provides(module, name string) bool {
 	}
 	for _, f := range fs {
 		if f.name == name {
-			return true
+			return f.params, f.results, true
 		}
 	}
-	return false
+	return nil, nil, false
 }
 
 // hostFunc is one host function with its signature.
