@@ -189,15 +189,15 @@ var envFuncs = []hostFunc{
 	{"http_headers", none, sig(i64), httpHeaders},
 }
 
-// logFunc is log_LEVEL(offset): the block's text as a guest note, then
-// the block freed (as Extism's hosts do).
+// logFunc is log_LEVEL(offset): the block's text as a guest note. The
+// block is left to the plugin (Extism's go-sdk frees it; a plugin that
+// frees it too would then free whatever reused it).
 func logFunc(name string, level abi.LogLevel) hostFunc {
 	return hostFunc{name, sig(i64), none, func(ctx context.Context, k *Kernel, _ api.Module, s []uint64) {
 		msg := k.block(s[0], name)
 		if c := guestnote.CallFrom(ctx); c != nil {
 			c.Log(bytesMemory(msg), int32(level), 0, uint32(min(len(msg), 1<<20)))
 		}
-		k.release(s[0])
 	}}
 }
 

@@ -34,12 +34,14 @@ func (e *EgressError) Error() string {
 
 // httpRequest is extism:host/env http_request(req, body i64) -> i64.
 //
-//	kernel memory: the block at req   the request JSON {url, method, headers} (read, freed)
-//	               the block at body  the request body, when body is not 0 (read, freed)
+//	kernel memory: the block at req   the request JSON {url, method, headers} (read)
+//	               the block at body  the request body, when body is not 0 (read)
 //	result:        the offset of a new block holding the response body; 0
 //	               when the body is empty
 //
-// The request goes through toolhost's egress (toolhostv1.Do) under the
+// The blocks are left to the plugin: go-pdk frees them itself after the
+// call, and freeing them here too could free a block reused meanwhile
+// (the response's). The request goes through toolhost's egress (toolhostv1.Do) under the
 // calling module's grant. A refusal, or a request that got no answer,
 // stops the call with an *EgressError.
 func httpRequest(ctx context.Context, k *Kernel, mod api.Module, s []uint64) {
@@ -48,7 +50,6 @@ func httpRequest(ctx context.Context, k *Kernel, mod api.Module, s []uint64) {
 	if err := json.Unmarshal(k.block(s[0], "http_request"), &meta); err != nil {
 		k.stop(fmt.Errorf("http_request: the request is not Extism's JSON {url, method, headers}: %v", err))
 	}
-	k.release(s[0])
 	req := abi.HTTPRequest{Method: meta.Method, URL: meta.URL}
 	if len(meta.Headers) > 0 {
 		req.Headers = make(map[string][]string, len(meta.Headers))
@@ -63,7 +64,6 @@ func httpRequest(ctx context.Context, k *Kernel, mod api.Module, s []uint64) {
 		} else {
 			req.BodyBase64 = base64.StdEncoding.EncodeToString(body)
 		}
-		k.release(s[1])
 	}
 	resp, eerr := toolhostv1.Do(ctx, req)
 	if eerr != nil {
