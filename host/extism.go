@@ -24,6 +24,15 @@ type extismPlugin struct {
 	iface extism.Interface
 }
 
+// ExtismInterface names the hyper-mcp interface an Extism plugin is
+// served through ("hyper-mcp v2"), or "" for a toolhost ABI module.
+func (m *Module) ExtismInterface() string {
+	if m.ext == nil {
+		return ""
+	}
+	return fmt.Sprintf("hyper-mcp v%d", m.ext.iface.Version)
+}
+
 // extismShape returns the module's Extism plugin shape, nil when it
 // imports nothing of Extism's, or why it cannot be served.
 func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {

@@ -52,6 +52,9 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config" {
 		t.Fatalf("tools = %s", got)
 	}
+	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
+		t.Errorf("ExtismInterface() = %q", got)
+	}
 	echo := m.Tools[0]
 	if echo.Title != "Echo" || !echo.ReadOnly || !echo.Idempotent || echo.Instances != abi.InstancesReuse {
 		t.Errorf("echo = %+v, want the title and hints mapped, and reuse", echo)

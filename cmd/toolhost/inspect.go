@@ -45,8 +45,9 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				Path   string `json:"path"`
 				SHA256 string `json:"sha256"`
 				ABI    int    `json:"abi"`
+				Extism string `json:"extism,omitempty"`
 				Tools  any    `json:"tools"`
-			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools}
+			}{m.Path, m.SHA256, m.Manifest.ABI, m.ExtismInterface(), m.Tools}
 			enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)
