@@ -22,7 +22,15 @@ import (
 // pools, egress — is a tool module's.
 type extismPlugin struct {
 	iface extism.Interface
+	// ctors: the plugin is a WASI command (TinyGo's default, for one),
+	// whose __wasm_call_ctors each instance runs once before its first
+	// call, as Extism does; its _start is never called.
+	ctors bool
 }
+
+// wasmCallCtors is a WASI command's constructors, which a reactor's
+// _initialize would run.
+const wasmCallCtors = "__wasm_call_ctors"
 
 // ExtismInterface names the hyper-mcp interface an Extism plugin is
 // served through ("hyper-mcp v2"), or "" for a toolhost ABI module.
@@ -63,7 +71,12 @@ func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {
 	if !ok {
 		return nil, "is an Extism plugin without hyper-mcp's interface: it must export list_tools and call_tool (v2) or describe and call (v1), each () -> i32"
 	}
-	return &extismPlugin{iface: iface}, ""
+	ctors := false
+	if def, ok := fns[wasmCallCtors]; ok && len(def.ParamTypes()) == 0 && len(def.ResultTypes()) == 0 {
+		_, reactor := fns[abi.ExportInitialize]
+		ctors = !reactor
+	}
+	return &extismPlugin{iface: iface, ctors: ctors}, ""
 }
 
 // describeExtism lists the plugin's tools with its List export, in one
@@ -128,6 +141,11 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 func (m *Module) runExtism(ctx context.Context, inst *instance, export string, input []byte, lim Limits) ([]byte, error) {
 	if inst.kernel == nil {
 		inst.kernel = extism.NewKernel(extism.Config{Config: m.rt.cfg.ExtismConfig[moduleName(m.Path)]})
+		if m.ext.ctors {
+			if _, err := inst.mod.ExportedFunction(wasmCallCtors).Call(extism.With(ctx, inst.kernel)); err != nil {
+				return nil, fmt.Errorf("%s: %w", wasmCallCtors, err)
+			}
+		}
 	}
 	k := inst.kernel
 	if err := k.Begin(input, lim.MemoryBytes); err != nil {

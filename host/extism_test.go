@@ -226,3 +226,23 @@ func TestExtismLoadRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A plugin built as a WASI command runs its constructors once per
+// instance, never _start, as under Extism.
+func TestExtismCommandPlugin(t *testing.T) {
+	rt, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.DiscardHandler), CacheDir: "off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	m, err := rt.LoadFile(context.Background(), testwasm.WAT(t, "host/testdata/wat/extism_command.wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, reuse := range []bool{false, true, true} {
+		res, err := m.Do(context.Background(), host.Request{Tool: "cmd.ready", Reuse: reuse})
+		if err != nil || string(res) != `"ready"` {
+			t.Errorf("cmd.ready (reuse %v) = %s, %v", reuse, res, err)
+		}
+	}
+}

@@ -166,11 +166,6 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	r.compiles.Add(1)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
 	m.code.compiled = compiled
-	if hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
-		_ = compiled.Close(ctx)
-		ce := &CommandError{}
-		return fail(ce, "%s%v", shapeNote, ce)
-	}
 	if shapeNote == "" {
 		ext, reason := extismShape(compiled)
 		if reason != "" {
@@ -180,6 +175,13 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		if m.ext = ext; ext != nil {
 			exports = nil // its own exports, checked by extismShape
 		}
+	}
+	// An Extism plugin may be a command: Extism runs its constructors
+	// instead (extism.go), never _start.
+	if m.ext == nil && hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
+		_ = compiled.Close(ctx)
+		ce := &CommandError{}
+		return fail(ce, "%s%v", shapeNote, ce)
 	}
 	if reason := checkShape(compiled, exports); reason != "" {
 		_ = compiled.Close(ctx)
