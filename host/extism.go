@@ -89,9 +89,6 @@ func (m *Module) describeExtism(ctx context.Context) (*abi.Manifest, []byte, err
 		lim := m.rt.cfg.Limits
 		out, err := m.runExtism(ctx, inst, m.ext.iface.List, m.ext.iface.ListInput(), lim)
 		if err != nil {
-			if ctx.Err() == nil {
-				return fmt.Errorf("%s failed: %w", m.ext.iface.List, err)
-			}
 			return m.loadFault(ctx, m.ext.iface.List, err)
 		}
 		if raw, err = extism.Manifest(out); err != nil {

@@ -49,7 +49,7 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	for _, tool := range m.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config" {
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample" {
 		t.Fatalf("tools = %s", got)
 	}
 	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
@@ -72,6 +72,10 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	res, err = m.Call(ctx, "config", nil, host.Limits{})
 	if err != nil || string(res) != `{"greeting":"hej","set":true}` {
 		t.Errorf("config = %s, %v", res, err)
+	}
+	_, err = m.Call(ctx, "sample", nil, host.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "extism:host/user create_message: not supported by toolhost") {
+		t.Errorf("sample: %v, want create_message refused as unsupported", err)
 	}
 	_, err = m.Call(ctx, "nosuch", nil, host.Limits{})
 	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no tool nosuch") {
@@ -202,7 +206,7 @@ func TestExtismNotes(t *testing.T) {
 		t.Fatalf("notes = %s, %v", res, err)
 	}
 	got := strings.Join(sink.notes, "; ")
-	if !strings.Contains(got, "log info working") || !strings.Contains(got, "progress 2 2 step") {
+	if !strings.Contains(got, "log info working") || !strings.Contains(got, "progress 2 2 step") || !strings.Contains(got, "log warning v2: careful") {
 		t.Errorf("notes = %s, want the log and the last progress", got)
 	}
 }

@@ -13,6 +13,12 @@ import (
 //go:wasmimport extism:host/user notify_progress
 func notifyProgress(uint64)
 
+//go:wasmimport extism:host/user notify_logging_message
+func notifyLoggingMessage(uint64)
+
+//go:wasmimport extism:host/user create_message
+func createMessage(uint64) uint64
+
 const tools = `{"tools":[
  {"name":"echo","title":"Echo","description":"Echoes its text and counts the calls of this instance.",
   "inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
@@ -23,7 +29,8 @@ const tools = `{"tools":[
   "inputSchema":{"type":"object","properties":{"kernel":{"type":"boolean"}}}},
  {"name":"fetch","description":"GETs a URL.","inputSchema":{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}},
  {"name":"notes","description":"Logs and reports progress.","inputSchema":{"type":"object"}},
- {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}}
+ {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}},
+ {"name":"sample","description":"Asks the client for a message (sampling).","inputSchema":{"type":"object"}}
 ]}`
 
 //go:wasmexport list_tools
@@ -85,7 +92,13 @@ func callTool() int32 {
 			mem := pdk.AllocateString(`{"progressToken":"t","progress":` + strconv.Itoa(i) + `,"total":2,"message":"step"}`)
 			notifyProgress(mem.Offset())
 		}
+		log := pdk.AllocateString(`{"level":"warning","logger":"v2","data":"careful"}`)
+		notifyLoggingMessage(log.Offset())
 		return text("done", false)
+	case "sample":
+		req := pdk.AllocateString(`{"messages":[],"maxTokens":1}`)
+		createMessage(req.Offset())
+		return text("unreachable", false)
 	case "config":
 		v, ok := pdk.GetConfig("greeting")
 		return result(map[string]any{"greeting": v, "set": ok}, false)
