@@ -47,7 +47,7 @@ func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {
 	is := false
 	for _, imp := range c.ImportedFunctions() {
 		mod, name, _ := imp.Import()
-		if mod != extism.EnvModule && mod != extism.UserModule {
+		if !extism.Provides(mod) {
 			continue
 		}
 		is = true

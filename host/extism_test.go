@@ -49,7 +49,7 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	for _, tool := range m.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample" {
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring" {
 		t.Fatalf("tools = %s", got)
 	}
 	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
@@ -76,6 +76,10 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	_, err = m.Call(ctx, "sample", nil, host.Limits{})
 	if err == nil || !strings.Contains(err.Error(), "extism:host/user create_message: not supported by toolhost") {
 		t.Errorf("sample: %v, want create_message refused as unsupported", err)
+	}
+	_, err = m.Call(ctx, "keyring", nil, host.Limits{})
+	if err == nil || !strings.Contains(err.Error(), "get_keyring_secret: not supported by toolhost") || !strings.Contains(err.Error(), "extism_config") {
+		t.Errorf("keyring: %v, want the keyring refused, pointing at extism_config", err)
 	}
 	_, err = m.Call(ctx, "nosuch", nil, host.Limits{})
 	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no tool nosuch") {

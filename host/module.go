@@ -217,7 +217,7 @@ func hasExport(c wazero.CompiledModule, name string) bool {
 func checkShape(c wazero.CompiledModule, exports []export) string {
 	for _, imp := range c.ImportedFunctions() {
 		mod, name, _ := imp.Import()
-		if !slices.Contains(providedImports, mod) && mod != extism.EnvModule && mod != extism.UserModule {
+		if !slices.Contains(providedImports, mod) && !extism.Provides(mod) {
 			return fmt.Sprintf("imports %s.%s, which the host does not provide (it provides %s)",
 				mod, name, strings.Join(providedImports, ", "))
 		}

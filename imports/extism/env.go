@@ -37,9 +37,18 @@ const (
 	EnvModule = "extism:host/env"
 	// UserModule is where hyper-mcp's host functions live.
 	UserModule = "extism:host/user"
+	// UsrModule is where hyper-mcp's keyring function lives.
+	UsrModule = "extism:host/usr"
 )
 
-// Instantiate registers extism:host/env and extism:host/user in r. Every
+// Provides reports whether module is one of the import modules this
+// package serves.
+func Provides(module string) bool {
+	return module == EnvModule || module == UserModule || module == UsrModule
+}
+
+// Instantiate registers extism:host/env, extism:host/user and
+// extism:host/usr in r. Every
 // module instantiated in r afterwards may import them.
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	env := r.NewHostModuleBuilder(EnvModule)
@@ -49,12 +58,16 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	if _, err := env.Instantiate(ctx); err != nil {
 		return err
 	}
-	user := r.NewHostModuleBuilder(UserModule)
-	for _, f := range userFuncs {
-		f.export(user)
+	for name, fs := range map[string][]hostFunc{UserModule: userFuncs, UsrModule: usrFuncs} {
+		b := r.NewHostModuleBuilder(name)
+		for _, f := range fs {
+			f.export(b)
+		}
+		if _, err := b.Instantiate(ctx); err != nil {
+			return err
+		}
 	}
-	_, err := user.Instantiate(ctx)
-	return err
+	return nil
 }
 
 // Signature returns the parameter and result types of module.name, false
@@ -67,6 +80,8 @@ func Signature(module, name string) (params, results []api.ValueType, ok bool) {
 		fs = envFuncs
 	case UserModule:
 		fs = userFuncs
+	case UsrModule:
+		fs = usrFuncs
 	}
 	for _, f := range fs {
 		if f.name == name {

@@ -27,7 +27,18 @@ var userFuncs = []hostFunc{
 	ignored("notify_resource_list_changed", none),
 	ignored("notify_resource_updated", sig(i64)),
 	ignored("notify_url_elicitation_completed", sig(i64)),
+	keyring,
 }
+
+// usrFuncs are hyper-mcp's extism:host/usr functions: its keyring.
+var usrFuncs = []hostFunc{keyring}
+
+// keyring is get_keyring_secret(entry i64) -> i64. toolhost reads no OS
+// keyring: a plugin's secrets come from the operator's extism_config,
+// where {env = ...} and {file = ...} references keep them out of the file.
+var keyring = hostFunc{"get_keyring_secret", sig(i64), sig(i64), func(_ context.Context, k *Kernel, _ api.Module, _ []uint64) {
+	k.stop(fmt.Errorf("get_keyring_secret: %w: toolhost reads no keyring; the operator gives a plugin its secrets in [modules.\"MODULE.wasm\".extism_config], by {env = \"NAME\"} or {file = \"PATH\"}", ErrUnsupported))
+}}
 
 func unsupported(name string, params, results []api.ValueType) hostFunc {
 	return hostFunc{name, params, results, func(_ context.Context, k *Kernel, _ api.Module, _ []uint64) {

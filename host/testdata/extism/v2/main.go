@@ -19,6 +19,9 @@ func notifyLoggingMessage(uint64)
 //go:wasmimport extism:host/user create_message
 func createMessage(uint64) uint64
 
+//go:wasmimport extism:host/usr get_keyring_secret
+func getKeyringSecret(uint64) uint64
+
 const tools = `{"tools":[
  {"name":"echo","title":"Echo","description":"Echoes its text and counts the calls of this instance.",
   "inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
@@ -30,7 +33,8 @@ const tools = `{"tools":[
  {"name":"fetch","description":"GETs a URL.","inputSchema":{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}},
  {"name":"notes","description":"Logs and reports progress.","inputSchema":{"type":"object"}},
  {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}},
- {"name":"sample","description":"Asks the client for a message (sampling).","inputSchema":{"type":"object"}}
+ {"name":"sample","description":"Asks the client for a message (sampling).","inputSchema":{"type":"object"}},
+ {"name":"keyring","description":"Reads a keyring secret.","inputSchema":{"type":"object"}}
 ]}`
 
 //go:wasmexport list_tools
@@ -98,6 +102,10 @@ func callTool() int32 {
 	case "sample":
 		req := pdk.AllocateString(`{"messages":[],"maxTokens":1}`)
 		createMessage(req.Offset())
+		return text("unreachable", false)
+	case "keyring":
+		entry := pdk.AllocateString(`{"service":"s","user":"u"}`)
+		getKeyringSecret(entry.Offset())
 		return text("unreachable", false)
 	case "config":
 		v, ok := pdk.GetConfig("greeting")
