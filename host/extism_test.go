@@ -254,3 +254,33 @@ func TestExtismCommandPlugin(t *testing.T) {
 		}
 	}
 }
+
+// Calls in parallel, fresh and warm, each see only their own instance's
+// kernel: a caller's warm calls count 1, 2, 3... whatever runs beside them.
+func TestExtismConcurrentCalls(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			caller := string(rune('a' + g))
+			for i := 1; i <= 5; i++ {
+				res, err := m.Do(context.Background(), host.Request{Tool: "echo", Args: []byte(`{"text":"` + caller + `"}`),
+					Reuse: g%2 == 0, Caller: caller})
+				want := 1
+				if g%2 == 0 {
+					want = i
+				}
+				var got struct {
+					Calls int    `json:"calls"`
+					Text  string `json:"text"`
+				}
+				if err != nil || json.Unmarshal(res, &got) != nil || got.Calls != want || got.Text != caller {
+					t.Errorf("caller %s call %d = %s, %v; want calls %d", caller, i, res, err, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
