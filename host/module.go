@@ -32,14 +32,16 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	code     code          // compiled code: maybe not yet, or released (resident.go)
-	minBytes uint64        // linear memory at start
-	notes    bool          // imports toolhost_v1.progress or log
-	egress   bool          // imports toolhost_v1.http_request
-	hasInit  bool          // exports _initialize
-	ext      *extismPlugin // an Extism plugin (extism.go); nil: a toolhost ABI module
-	mem      *memPool      // linear memory for its instances
-	warm     *modWarm      // its warm instances' shared state; guarded by rt.warm.mu
+	code     code     // compiled code: maybe not yet, or released (resident.go)
+	minBytes uint64   // linear memory at start
+	notes    bool     // imports toolhost_v1.progress or log
+	egress   bool     // imports toolhost_v1.http_request
+	hasInit  bool     // exports _initialize
+	mem      *memPool // linear memory for its instances
+	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+
+	// ext marks an Extism plugin (extism.go); nil for a toolhost ABI module.
+	ext *extismPlugin
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -166,7 +168,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	r.compiles.Add(1)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
 	m.code.compiled = compiled
-	if shapeNote == "" {
+	if shapeNote == "" { // a tool module (a planner is never an Extism plugin)
 		ext, reason := extismShape(compiled)
 		if reason != "" {
 			_ = compiled.Close(ctx)

@@ -37,11 +37,12 @@ func endNotes(ctx context.Context, c *guestnote.Call) {
 // importsNotes reports whether a module imports progress or log.
 func importsNotes(c wazero.CompiledModule) bool {
 	for _, imp := range c.ImportedFunctions() {
-		if mod, name, _ := imp.Import(); mod == abi.ImportModule && (name == abi.ImportProgress || name == abi.ImportLog) {
+		mod, name, _ := imp.Import()
+		switch {
+		case mod == abi.ImportModule && (name == abi.ImportProgress || name == abi.ImportLog),
+			mod == extism.EnvModule && strings.HasPrefix(name, "log_"), // Extism's logs
+			mod == extism.UserModule:                                   // hyper-mcp's notifications
 			return true
-		}
-		if mod, name, _ := imp.Import(); mod == extism.UserModule || mod == extism.EnvModule && strings.HasPrefix(name, "log_") {
-			return true // Extism's logs and hyper-mcp's notifications
 		}
 	}
 	return false
