@@ -67,8 +67,8 @@ func FuzzParseManifest(f *testing.F) {
 			return
 		}
 		resolved := m.Resolve()
-		if len(resolved) == 0 {
-			t.Fatalf("accepted %q with no tools", b)
+		if len(resolved) == 0 && !m.Offers() {
+			t.Fatalf("accepted %q with no tools and no resources or prompts", b)
 		}
 		names := map[string]bool{}
 		for _, tl := range resolved {

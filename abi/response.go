@@ -7,10 +7,12 @@ import (
 )
 
 // Response is the JSON document toolhost_call returns: exactly one of
-// Result and Error is set.
+// Result, Error and Input is set. Input (the tool needs the user's answer
+// first: see InputRequest) is optional in ABI version 1.
 type Response struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *Error          `json:"error,omitempty"`
+	Input  *InputRequest   `json:"input,omitempty"`
 }
 
 // Error is the error a guest reports for one call.
@@ -28,9 +30,9 @@ func (e *Error) Error() string {
 }
 
 // ParseResponse decodes and checks a response: valid UTF-8, a single JSON
-// object with exactly one of "result" and "error" (a "result" of null counts
-// as present), and an error with a known kind. Other top-level keys are
-// ignored.
+// object with exactly one of "result", "error" and "input" (a "result" of
+// null counts as present), an error with a known kind, and an input
+// request within CheckInput's bounds. Other top-level keys are ignored.
 func ParseResponse(b []byte) (Response, error) {
 	if r, ok := parseResult(b); ok {
 		return r, nil
@@ -86,9 +88,14 @@ func parseResponse(b []byte) (Response, error) {
 	}
 	result, hasResult := fields["result"]
 	rawErr, hasError := fields["error"]
+	input, hasInput := fields["input"]
 	switch {
 	case hasResult && hasError:
 		return Response{}, contractErrorf("response", `has both "result" and "error"`)
+	case hasInput && (hasResult || hasError):
+		return Response{}, contractErrorf("response", `has "input" beside "result" or "error"`)
+	case hasInput:
+		return parseInput(input)
 	case hasResult:
 		return Response{Result: result}, nil
 	case !hasError:

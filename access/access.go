@@ -8,7 +8,9 @@
 //   - A rule matches when the caller's identity matches one of its identity
 //     globs (or it has none), the caller holds a scope matching one of its
 //     scope globs (or it has none), and the manifest name matches one of its
-//     tool globs.
+//     tool globs. Resources (by URI) and prompts (by name) are decided the
+//     same way over a rule's resource and prompt globs: a rule that names
+//     no resources never matches a resource, and so on.
 //   - With no rules at all, everything is allowed (toolhost's behaviour
 //     before access rules existed).
 //   - With rules, a call that no rule matches is denied: an operator who
@@ -43,7 +45,12 @@ type Rule struct {
 	Identities []string
 	Scopes     []string
 	Tools      []string
-	Action     Action
+	// Resources are globs over resource URIs (and URI templates, which
+	// are listed and read as what they are written as); Prompts over
+	// prompt names.
+	Resources []string
+	Prompts   []string
+	Action    Action
 	// Line is where the rule starts in its config file (0 if unknown);
 	// only reported, never used to decide.
 	Line int
@@ -70,8 +77,8 @@ func (r Rule) check() error {
 	if r.Action != Allow && r.Action != Deny {
 		return fmt.Errorf("action must be %q or %q, not %q", Allow, Deny, r.Action)
 	}
-	if len(r.Tools) == 0 {
-		return errors.New(`tools: the rule names no tools (write tools = ["*"] for every tool)`)
+	if len(r.Tools) == 0 && len(r.Resources) == 0 && len(r.Prompts) == 0 {
+		return errors.New(`tools: the rule names no tools, resources or prompts (write tools = ["*"] for every tool)`)
 	}
 	if len(r.Identities) == 0 && len(r.Scopes) == 0 {
 		return errors.New(`the rule names no identities or scopes (write identities = ["*"] for every caller)`)
@@ -89,6 +96,16 @@ func (r Rule) check() error {
 	for _, g := range r.Tools {
 		if err := CheckToolGlob(g); err != nil {
 			return fmt.Errorf("tools: %w", err)
+		}
+	}
+	for _, g := range r.Resources {
+		if err := CheckGlob(g); err != nil {
+			return fmt.Errorf("resources: %w", err)
+		}
+	}
+	for _, g := range r.Prompts {
+		if err := CheckToolGlob(g); err != nil {
+			return fmt.Errorf("prompts: %w", err)
 		}
 	}
 	return nil
@@ -118,11 +135,26 @@ type Decision struct {
 // allowed when there are no rules; denied when rules exist and none
 // matches.
 func (p *Policy) Decide(identity string, scopes []string, tool string) Decision {
+	return p.decide(identity, scopes, func(r Rule) []string { return r.Tools }, tool)
+}
+
+// DecideResource is Decide for a resource's URI (or a resource template's
+// URI template), over the rules' resource globs.
+func (p *Policy) DecideResource(identity string, scopes []string, uri string) Decision {
+	return p.decide(identity, scopes, func(r Rule) []string { return r.Resources }, uri)
+}
+
+// DecidePrompt is Decide for a prompt's name, over the rules' prompt globs.
+func (p *Policy) DecidePrompt(identity string, scopes []string, prompt string) Decision {
+	return p.decide(identity, scopes, func(r Rule) []string { return r.Prompts }, prompt)
+}
+
+func (p *Policy) decide(identity string, scopes []string, globs func(Rule) []string, name string) Decision {
 	if p == nil || len(p.rules) == 0 {
 		return Decision{Allowed: true}
 	}
 	for i, r := range p.rules {
-		if r.matches(identity, scopes, tool) {
+		if r.matches(identity, scopes, globs(r), name) {
 			return Decision{Allowed: r.Action == Allow, Rule: i + 1, Line: r.Line}
 		}
 	}
@@ -132,7 +164,7 @@ func (p *Policy) Decide(identity string, scopes []string, tool string) Decision 
 // Empty reports whether the policy has no rules (everything is allowed).
 func (p *Policy) Empty() bool { return p == nil || len(p.rules) == 0 }
 
-func (r Rule) matches(identity string, scopes []string, tool string) bool {
+func (r Rule) matches(identity string, scopes []string, names []string, name string) bool {
 	if len(r.Identities) > 0 && !anyMatch(r.Identities, identity) {
 		return false
 	}
@@ -148,7 +180,7 @@ func (r Rule) matches(identity string, scopes []string, tool string) bool {
 			return false
 		}
 	}
-	return anyMatch(r.Tools, tool)
+	return anyMatch(names, name)
 }
 
 func anyMatch(globs []string, s string) bool {
@@ -190,7 +222,16 @@ func (r Rule) describe() string {
 	if len(r.Scopes) > 0 {
 		parts = append(parts, "scopes = "+list(r.Scopes))
 	}
-	parts = append(parts, "tools = "+list(r.Tools), fmt.Sprintf("action = %q", r.Action))
+	if len(r.Tools) > 0 {
+		parts = append(parts, "tools = "+list(r.Tools))
+	}
+	if len(r.Resources) > 0 {
+		parts = append(parts, "resources = "+list(r.Resources))
+	}
+	if len(r.Prompts) > 0 {
+		parts = append(parts, "prompts = "+list(r.Prompts))
+	}
+	parts = append(parts, fmt.Sprintf("action = %q", r.Action))
 	return strings.Join(parts, ", ")
 }
 

@@ -173,3 +173,45 @@ func TestExplain(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestDecideResourcesAndPrompts(t *testing.T) {
+	p, err := New([]Rule{
+		{Identities: []string{"*"}, Resources: []string{"notes://secret*"}, Action: Deny},
+		{Identities: []string{"*"}, Resources: []string{"notes://*"}, Prompts: []string{"review"}, Action: Allow},
+		{Identities: []string{"*"}, Tools: []string{"*"}, Action: Allow},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		kind, name string
+		allowed    bool
+		rule       int
+	}{
+		{"resource", "notes://todo", true, 2},
+		{"resource", "notes://secret/plan", false, 1},
+		{"resource", "file:///etc/passwd", false, 0}, // tools = ["*"] says nothing of resources
+		{"prompt", "review", true, 2},
+		{"prompt", "other", false, 0},
+		{"tool", "review", true, 3},
+	} {
+		var d Decision
+		switch tt.kind {
+		case "resource":
+			d = p.DecideResource("alice", nil, tt.name)
+		case "prompt":
+			d = p.DecidePrompt("alice", nil, tt.name)
+		default:
+			d = p.Decide("alice", nil, tt.name)
+		}
+		if d.Allowed != tt.allowed || d.Rule != tt.rule {
+			t.Errorf("%s %s: %+v, want allowed %v by rule %d", tt.kind, tt.name, d, tt.allowed, tt.rule)
+		}
+	}
+	if _, err := New([]Rule{{Identities: []string{"*"}, Prompts: []string{"a/b"}, Action: Allow}}); err == nil {
+		t.Error("a prompt glob no prompt name can match was accepted")
+	}
+	if _, err := New([]Rule{{Identities: []string{"*"}, Action: Allow}}); err == nil {
+		t.Error("a rule naming nothing was accepted")
+	}
+}

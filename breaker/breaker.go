@@ -309,6 +309,15 @@ func (b *Breaker) State() State {
 // Settings returns the settings b runs with, every default applied.
 func (b *Breaker) Settings() Settings { return b.s }
 
+// Window returns the calls and failures counted over the last Window
+// while the breaker is closed; an open or half-open breaker counts none.
+func (b *Breaker) Window() (calls, failures int64) {
+	if b.State() != Closed {
+		return 0, 0
+	}
+	return b.win.sum(b.now())
+}
+
 // RetryAt returns when an open breaker will admit probes, or the zero time
 // if it is not open (after the lazy move to half-open State describes).
 func (b *Breaker) RetryAt() time.Time {

@@ -202,6 +202,12 @@ type Status struct {
 	// RetryAt is when an open breaker admits probes again; zero when it
 	// is not open.
 	RetryAt time.Time
+	// Calls and Failures are counted over the last Window while the
+	// breaker is closed (zero otherwise): it opens when Failures reach
+	// FailureRate of Calls, once Calls are at least MinCalls.
+	Calls, Failures int64
+	// Settings are the breaker's thresholds, with defaults applied.
+	Settings Settings
 }
 
 // Statuses returns the state of every breaker the Set holds, sorted by
@@ -211,7 +217,9 @@ func (s *Set) Statuses() []Status {
 	var out []Status
 	s.breakers.Range(func(k, v any) bool {
 		b := v.(*Breaker)
-		out = append(out, Status{Tool: k.(string), State: b.State(), RetryAt: b.RetryAt()})
+		calls, fails := b.Window()
+		out = append(out, Status{Tool: k.(string), State: b.State(), RetryAt: b.RetryAt(),
+			Calls: calls, Failures: fails, Settings: b.Settings()})
 		return true
 	})
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Tool, b.Tool) })

@@ -82,3 +82,33 @@ func TestSetStatuses(t *testing.T) {
 		t.Fatalf("Statuses = %+v, want a and b, closed", got)
 	}
 }
+
+// A closed breaker's status carries its window's counts and thresholds,
+// what the console shows as the failure rate against the trip point; an
+// open one counts nothing (its window starts again when it closes).
+func TestSetStatusesCountTheWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewSet(Settings{MinCalls: 4, FailureRate: 0.5, Window: time.Minute}, nil, SetOptions{})
+		b := s.For("a")
+		for _, o := range []Outcome{Success, Failure, Success} {
+			tk, _ := b.Allow()
+			b.Record(tk, o)
+		}
+		got := s.Statuses()[0]
+		if got.Calls != 3 || got.Failures != 1 || got.Settings.MinCalls != 4 || got.Settings.FailureRate != 0.5 {
+			t.Fatalf("status = %+v, want 3 calls, 1 failure, MinCalls 4, FailureRate 0.5", got)
+		}
+		tk, _ := b.Allow()
+		b.Record(tk, Failure) // 2 of 4: opens
+		if got := s.Statuses()[0]; got.State != Open || got.Calls != 0 || got.Failures != 0 {
+			t.Fatalf("after tripping: %+v, want open with no counts", got)
+		}
+		c := s.For("c")
+		tk, _ = c.Allow()
+		c.Record(tk, Failure)
+		time.Sleep(2 * time.Minute) // synctest's clock: past c's window
+		if got := s.Statuses()[1]; got.Tool != "c" || got.State != Closed || got.Calls != 0 || got.Failures != 0 {
+			t.Fatalf("c's count outlived its window: %+v", got)
+		}
+	})
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/idempotency/redisstore"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // BenchmarkKeyedCall is a keyed call's cost through the whole dispatcher

@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/registry"
 )
@@ -19,4 +20,7 @@ type dispatch struct {
 	// that only waits for another's execution has neither.
 	start   time.Time
 	breaker *breaker.Breaker
+	// input is what the last attempt's tool asked the user (see
+	// abi.InputRequest): the call's answer, not a failure.
+	input *abi.InputRequest
 }

@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
@@ -209,6 +210,12 @@ type Outcome struct {
 	Result   json.RawMessage
 	Attempts int
 	Err      *DispatchError
+	// Input, when set instead of Result, is the tool asking the user for
+	// input before it can finish (abi.InputRequest). It is neither a
+	// failure nor retryable: the breaker does not count it, and an
+	// idempotency key does not keep it, so the call that brings the
+	// answers runs and its result is what the key replays.
+	Input *abi.InputRequest
 	// Cancelled says the caller's context was cancelled (not timed out)
 	// before the call finished: nobody reads the outcome. Err is still
 	// set (kind internal, or what the last attempt ended with): the
@@ -222,6 +229,9 @@ func (d *Dispatcher) Call(ctx context.Context, c Call) (json.RawMessage, error) 
 	o := d.Do(ctx, c)
 	if o.Err != nil {
 		return nil, o.Err
+	}
+	if o.Input != nil {
+		return nil, Unanswerable(c.Tool, o.Attempts)
 	}
 	return o.Result, nil
 }

@@ -44,12 +44,16 @@ type RetryEvent struct {
 // when it is refused before one, or (Shared) when it took the outcome of
 // another call's execution with the same idempotency key.
 type ResultEvent struct {
-	Tool       string  `json:"tool"`
-	Key        string  `json:"key,omitempty"`
-	OK         bool    `json:"ok"`
-	Kind       Kind    `json:"kind,omitempty"`
-	Attempts   int     `json:"attempts"`
-	DurationMS float64 `json:"duration_ms"`
+	Tool string `json:"tool"`
+	Key  string `json:"key,omitempty"`
+	OK   bool   `json:"ok"`
+	Kind Kind   `json:"kind,omitempty"`
+	// InputRequired marks a call whose tool asked the user for input
+	// (OK, since asking is not failing; the result comes with the call
+	// that answers).
+	InputRequired bool    `json:"input_required,omitempty"`
+	Attempts      int     `json:"attempts"`
+	DurationMS    float64 `json:"duration_ms"`
 	// Shared marks a result replayed from, or waited for on, another
 	// call's execution: its attempts are that execution's, not new ones.
 	Shared bool `json:"shared,omitempty"`
@@ -101,7 +105,7 @@ func (x *dispatch) emitRetry(n int, delay time.Duration, derr *DispatchError) {
 func (x *dispatch) finishOK(ctx context.Context, attempts int) {
 	if x.d.events.Enabled() {
 		x.d.events.PublishFor(x.c.Caller, EventResult, ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: true,
-			Attempts: attempts, DurationMS: ms(time.Since(x.start)), TraceID: traceID(ctx)})
+			InputRequired: x.input != nil, Attempts: attempts, DurationMS: ms(time.Since(x.start)), TraceID: traceID(ctx)})
 	}
 }
 
@@ -119,7 +123,7 @@ func (x *dispatch) emitShared(ctx context.Context, o Outcome) {
 	if !x.d.events.Enabled() {
 		return
 	}
-	e := ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: o.Err == nil, Attempts: o.Attempts, Shared: true,
+	e := ResultEvent{Tool: x.tool.Name, Key: x.c.IdempotencyKey, OK: o.Err == nil, InputRequired: o.Input != nil, Attempts: o.Attempts, Shared: true,
 		Cancelled: o.Err != nil && cancelled(ctx), TraceID: traceID(ctx)}
 	if o.Err != nil {
 		e.Kind = o.Err.Kind

@@ -52,7 +52,11 @@ func (x *dispatch) execute(ctx context.Context) Outcome {
 		if derr == nil {
 			res, derr = x.attempt(actx, n)
 		}
-		x.breaker.Record(ticket, breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < x.tool.Timeout))
+		bo := breakerOutcome(ctx, derr, c.Timeout > 0 && c.Timeout < x.tool.Timeout)
+		if x.input != nil {
+			bo = breaker.Ignore // asking says nothing of the tool's health
+		}
+		x.breaker.Record(ticket, bo)
 		// Decide and publish while still holding the slot, so that in the
 		// event stream every attempt's end (its retry or result event)
 		// comes before the attempt that takes its slot.
@@ -62,7 +66,7 @@ func (x *dispatch) execute(ctx context.Context) Outcome {
 			d.limits.release(slot)
 		}
 		if derr == nil {
-			return Outcome{Result: res, Attempts: n}
+			return Outcome{Result: res, Input: x.input, Attempts: n}
 		}
 		if final != nil {
 			return failed(final)
@@ -116,6 +120,10 @@ func (x *dispatch) attempt(ctx context.Context, n int) (json.RawMessage, *Dispat
 	actx, stats := attempt.With(actx)
 	x.emitAttempt(n, actx)
 	res, err := handle(actx, x.tool.Handler, x.c)
+	x.input = inputRequest(err)
+	if x.input != nil {
+		return nil, nil
+	}
 	if err != nil {
 		derr := classify(x.tool, err, n, actx, ctx, timeout)
 		if derr.Kind == KindTimeout && ctx.Err() == nil {

@@ -59,7 +59,9 @@ func (x *dispatch) keyed(ctx context.Context) Outcome {
 		return x.leave(ctx, claim)
 	}
 	out := Outcome{Result: o.Result, Attempts: o.Attempts}
-	if o.Err != nil {
+	if ir := inputRequest(o.Err); ir != nil {
+		out = Outcome{Input: ir, Attempts: o.Attempts}
+	} else if o.Err != nil {
 		out = failed(envelopeOf(o.Err))
 	}
 	if !claim.Leader() {
@@ -110,6 +112,12 @@ func (x *dispatch) lead(callerCtx context.Context, claim idempotency.Claim) {
 	}
 	if o.Err != nil {
 		claim.Complete(idempotency.Outcome{Err: o.Err, Attempts: o.Attempts}, kept(o.Err.Kind) && !abandoned)
+		return
+	}
+	if o.Input != nil {
+		// The waiters get the request; the key stays free for the call
+		// that brings the answers, whose result is the one kept.
+		claim.Complete(idempotency.Outcome{Err: o.Input, Attempts: o.Attempts}, false)
 		return
 	}
 	claim.Complete(idempotency.Outcome{Result: o.Result, Attempts: o.Attempts}, !abandoned)

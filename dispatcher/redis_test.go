@@ -13,7 +13,7 @@ import (
 	"github.com/toolhost/toolhost/idempotency"
 	"github.com/toolhost/toolhost/idempotency/redisstore"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // gatedTool returns a nonce per execution (its run count), and holds each

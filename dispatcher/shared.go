@@ -5,17 +5,28 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/idempotency"
 )
 
 // OutcomeErrors is the idempotency.ErrorCodec for the dispatcher's
 // outcomes: a *DispatchError as its wire JSON, so that a replica replaying
-// another's outcome answers with the same envelope.
+// another's outcome answers with the same envelope; a tool's input request
+// (passed to a keyed execution's waiters, never kept) as itself, under
+// "input_request".
 var OutcomeErrors idempotency.ErrorCodec = outcomeErrors{}
 
 type outcomeErrors struct{}
 
+// sharedInput is how an input request travels between replicas.
+type sharedInput struct {
+	Input *abi.InputRequest `json:"input_request"`
+}
+
 func (outcomeErrors) EncodeError(err error) ([]byte, error) {
+	if ir := inputRequest(err); ir != nil {
+		return json.Marshal(sharedInput{ir})
+	}
 	var de *DispatchError
 	if !errors.As(err, &de) {
 		de = newError(KindInternal, 0, err, "%v", err)
@@ -24,6 +35,10 @@ func (outcomeErrors) EncodeError(err error) ([]byte, error) {
 }
 
 func (outcomeErrors) DecodeError(b []byte) (error, error) {
+	var in sharedInput
+	if json.Unmarshal(b, &in) == nil && in.Input != nil {
+		return in.Input, nil
+	}
 	var de DispatchError
 	if err := json.Unmarshal(b, &de); err != nil {
 		return nil, err

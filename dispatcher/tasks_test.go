@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/idempotency"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // With idempotency = "local-fallback", tasks are created, read and ended

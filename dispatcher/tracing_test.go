@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolhost/toolhost/events"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
+	"github.com/toolhost/toolhost/internal/testkit/otlptest"
 	"github.com/toolhost/toolhost/registry"
 )
 

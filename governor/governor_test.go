@@ -270,8 +270,8 @@ func TestThrottleHysteresis(t *testing.T) {
 		if len(evs) != 2 || evs[0].Mode != ModeThrottled || evs[1].Mode != ModeNormal || evs[1].Epoch != evs[0].Epoch+1 {
 			t.Fatalf("events %+v, want throttled then normal with consecutive epochs", evs)
 		}
-		if evs[0].Used != 80 || evs[0].Capacity != 100 {
-			t.Fatalf("entry event %+v, want used 80 of 100", evs[0])
+		if evs[0].Used != 80 || evs[0].Capacity != 100 || evs[0].ThrottleAt != 80 || evs[0].ThrottleBelow != 60 {
+			t.Fatalf("entry event %+v, want used 80 of 100, throttling from 80 down to 60", evs[0])
 		}
 		if evs[1].Used >= 60 {
 			t.Fatalf("left throttle mode at %d used, want below 60", evs[1].Used)

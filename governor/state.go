@@ -49,6 +49,12 @@ type State struct {
 	Waiting int `json:"waiting"`
 	// Limit is the quota's shape.
 	Limit LimitInfo `json:"limit"`
+	// ThrottleAt is the Used at which the quota starts to throttle
+	// (Config.ThrottleEnter of Capacity), and ThrottleBelow the Used under
+	// which it stops again (ThrottleExit): the throttle point, before any
+	// upstream 429.
+	ThrottleAt    int64 `json:"throttle_at"`
+	ThrottleBelow int64 `json:"throttle_below"`
 	// Agents is the cost granted over the last Window per agent (a
 	// governor.acquire's agent, a tool call's caller identity, "" for
 	// an anonymous one), at most Config.MaxAgents names plus
@@ -120,8 +126,10 @@ func (q *quota) observe(res Result) {
 func (q *quota) stateLocked() State {
 	s := State{Quota: q.name, Epoch: q.epoch, Used: q.used, Capacity: int64(math.Floor(q.limit.Allowance())),
 		Mode: q.mode, WindowMS: q.limit.Window.Milliseconds(), Available: math.Round(q.available*1000) / 1000,
-		Waiting: len(q.waiters),
-		Limit:   LimitInfo{Capacity: q.limit.Capacity, IntervalMS: q.limit.Interval.Milliseconds(), Burst: q.limit.Burst}}
+		Waiting:       len(q.waiters),
+		Limit:         LimitInfo{Capacity: q.limit.Capacity, IntervalMS: q.limit.Interval.Milliseconds(), Burst: q.limit.Burst},
+		ThrottleAt:    int64(math.Ceil(q.g.cfg.ThrottleEnter * q.limit.Allowance())),
+		ThrottleBelow: int64(math.Ceil(q.g.cfg.ThrottleExit * q.limit.Allowance()))}
 	if !q.blockedUntil.IsZero() {
 		t := q.blockedUntil.UTC()
 		s.BlockedUntil = &t

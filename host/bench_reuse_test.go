@@ -11,7 +11,7 @@ import (
 
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 )

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/warm"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/attempt"
 	"github.com/toolhost/toolhost/third_party/wazero/sys"
@@ -88,14 +89,14 @@ func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error)
 	// A call whose context has already ended would only stop, and so
 	// retire, a good instance: it gets the fresh path's error instead.
 	if req.Reuse && ctx.Err() == nil && m.Reusable(tool) {
-		key := poolKey{mod: m, tool: tool, caller: req.Caller, memory: lim.MemoryBytes}
-		w, err := m.rt.warm.acquire(ctx, key, lim, out)
+		key := warm.Key[*Module]{Mod: m, Tool: tool, Caller: req.Caller, Memory: lim.MemoryBytes}
+		w, err := m.rt.warm.Acquire(ctx, key, warmMaker{m, lim}, out)
 		if err != nil {
 			return nil, m.fault(ctx, tool, "instantiating", err, out)
 		}
 		if w != nil {
-			res, err := m.invoke(ctx, w.instance, tool, args, lim, out)
-			m.rt.warm.release(ctx, w, err)
+			res, err := m.invoke(ctx, w.Inst, tool, args, lim, out)
+			m.rt.warm.Release(ctx, w, err)
 			return res, err
 		}
 		// No room under the bounds: a one-off fresh instance.
@@ -135,7 +136,7 @@ func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args [
 	// The dispatcher weighs a timeout by the time the guest itself had.
 	started := time.Now()
 	if deadline, ok := ctx.Deadline(); ok {
-		defer m.rt.kick.remove(m.rt.kick.add(deadline))
+		defer m.rt.kick.Remove(m.rt.kick.Add(deadline))
 	}
 	res, err := call.Call(ctx, uint64(namePtr), uint64(len(tool)), uint64(argsPtr), uint64(len(args)))
 	attempt.From(ctx).AddGuest(time.Since(started))
@@ -152,6 +153,10 @@ func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args [
 	}
 	if resp.Error != nil {
 		return nil, resp.Error
+	}
+	if resp.Input != nil {
+		// Not a failure: the dispatcher hands it up as the call's answer.
+		return nil, resp.Input
 	}
 	return resp.Result, nil
 }

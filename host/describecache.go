@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/membuf"
 )
 
 // describeFormat names the layout of a describe cache entry and what the
@@ -84,8 +85,10 @@ func (r *Runtime) cachedModule(path, sha string) *Module {
 	r.describeHits.Add(1)
 	// Its memory pool learns no size (that takes an instance): its
 	// instances grow their memory from the module's minimum.
-	return &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
-		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: &memPool{budget: r.mem}}
+	m := &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
+		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem)}
+	m.newCode(nil)
+	return m
 }
 
 func readDescribeEntry(p, sha string) (*describeEntry, error) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 )
 
@@ -83,9 +84,11 @@ func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) *Module {
 		r.logger.Warn("the module's embedded manifest cannot be used; compiling it to say why", "file", path, "err", err)
 		return nil
 	}
-	return &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
-		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: &memPool{budget: r.mem},
+	m := &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
+		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem),
 		claim: compactJSON(e.Manifest)}
+	m.newCode(nil)
+	return m
 }
 
 // checkEmbedded compares the toolhost.manifest section of wasm, if it has

@@ -2,19 +2,11 @@ package host
 
 // SweepIdle runs the idle sweeper once, now (it ticks on its own every
 // quarter of the idle timeout).
-func (r *Runtime) SweepIdle() { r.warm.sweep() }
+func (r *Runtime) SweepIdle() { r.warm.Sweep() }
 
 // WaitWarming waits for m's instances being warmed in the background.
 // Callers must not start calls of m while it waits.
-func (m *Module) WaitWarming() {
-	r := m.rt.warm
-	r.mu.Lock()
-	mw := m.warm
-	r.mu.Unlock()
-	if mw != nil {
-		mw.warmers.Wait()
-	}
-}
+func (m *Module) WaitWarming() { m.rt.warm.WaitWarming(m) }
 
 // CompileChildren counts the compiler children the runtime started.
-func (r *Runtime) CompileChildren() uint64 { return r.children.Load() }
+func (r *Runtime) CompileChildren() uint64 { return r.child.Started() }

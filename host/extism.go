@@ -105,7 +105,7 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 	export := m.ext.iface.Call
 	started := time.Now()
 	if deadline, ok := ctx.Deadline(); ok {
-		defer m.rt.kick.remove(m.rt.kick.add(deadline))
+		defer m.rt.kick.Remove(m.rt.kick.Add(deadline))
 	}
 	res, err := m.runExtism(ctx, inst, export, m.ext.iface.CallInput(tool, args), lim)
 	attempt.From(ctx).AddGuest(time.Since(started))

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // BenchmarkFresh is one text.count call in a fresh instance, through

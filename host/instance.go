@@ -54,7 +54,7 @@ var baseConfig = wazero.NewModuleConfig().
 	WithRandSource(rand.Reader)
 
 // instantiate makes a fresh instance whose memory is capped at
-// lim.MemoryBytes (a zeroed buffer from the module's pool; see memPool)
+// lim.MemoryBytes (a zeroed buffer from the module's pool; see membuf.Pool)
 // and whose sleeps end when ctx does.
 func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*instance, error) {
 	if m.minBytes > lim.MemoryBytes {
@@ -65,7 +65,7 @@ func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*i
 		return nil, err
 	}
 	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
-	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
+	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
 	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
 	if err != nil {
 		m.releaseCode()
@@ -86,7 +86,7 @@ func (m *Module) instantiateWarm(ctx context.Context, lim Limits, st *callState)
 		return nil, err
 	}
 	cfg := baseConfig.WithNanosleep(st.sleep).WithStdout(st).WithStderr(st)
-	actx := experimental.WithMemoryAllocator(ctx, m.mem.allocator(lim.MemoryBytes))
+	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
 	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
 	if err != nil {
 		m.releaseCode()

@@ -27,7 +27,7 @@ func (r *Runtime) TakeSlot(ctx context.Context) (func(), error) {
 
 // WaitBackground waits for the compiles the runtime started in the
 // background (Config.WarmUp) and on demand so far.
-func (r *Runtime) WaitBackground() { r.life.wg.Wait() }
+func (r *Runtime) WaitBackground() { r.residents.Wait() }
 
 // Recompile compiles the module from its file as a call on demand does.
 func (m *Module) Recompile(ctx context.Context) error {

@@ -1,6 +1,6 @@
 package host
 
-import "github.com/toolhost/toolhost/hostconf"
+import "github.com/toolhost/toolhost/internal/hostconf"
 
 // Limits bound what one call may use (hostconf.Limits: the config file
 // checker fills it in without linking WebAssembly).

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // Fixtures, built once per test binary by TestMain (the go build cache and
@@ -51,7 +51,7 @@ func run(m *testing.M) int {
 	return code
 }
 
-// buildFixtures builds every fixture through internal/testwasm. TestMain
+// buildFixtures builds every fixture through internal/testkit/testwasm. TestMain
 // has no testing.TB, so a small one turns testwasm's t.Fatal into an error.
 func buildFixtures() (err error) {
 	defer func() {

@@ -5,47 +5,61 @@ import (
 	"context"
 	"flag"
 	"os"
+	"path"
 	"path/filepath"
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 var updateManifests = flag.Bool("update-manifests", false, "rewrite testdata/manifests/*.json from the tool modules' toolhost_describe")
 
-// TestToolManifestsUnchanged holds every module under tools-src (and
-// tools-src-c) to the exact manifest bytes its toolhost_describe returned
-// when the golden files were written: a change to the guest SDK (how it
-// reflects schemas, when it builds the manifest) must not change what any
-// tool publishes. Rewrite them with -update-manifests only for a change
-// meant to alter a manifest.
+// TestToolManifestsUnchanged holds every example module (tools-src,
+// tools-src-c, tools-src-rust, tools-src-as) to the exact manifest bytes
+// its toolhost_describe returned when the golden files were written: a
+// change to a guest SDK (how it reflects schemas, when it builds the
+// manifest) must not change what any tool publishes. Rewrite them with
+// -update-manifests only for a change meant to alter a manifest. Each
+// module builds in its own subtest, so a missing toolchain skips only its
+// language's modules.
 func TestToolManifestsUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and compiles every tool module")
 	}
 	root := testwasm.Root(t)
-	var mods []struct{ name, path string }
-	goDirs, _ := filepath.Glob(filepath.Join(root, "tools-src", "*", "main.go"))
-	for _, m := range goDirs {
-		name := filepath.Base(filepath.Dir(m))
-		mods = append(mods, struct{ name, path string }{name, testwasm.Go(t, "./tools-src/"+name)})
+	type module struct {
+		name, dir string
+		build     func(t testing.TB, dir string) string
 	}
-	cDirs, _ := filepath.Glob(filepath.Join(root, "tools-src-c", "*"))
-	for _, d := range cDirs {
-		name := filepath.Base(d)
-		mods = append(mods, struct{ name, path string }{name, testwasm.C(t, "tools-src-c/"+name)})
-	}
-	if len(goDirs) == 0 {
-		t.Fatal("no tools-src/*/main.go")
+	var mods []module
+	for _, lang := range []struct {
+		glob  string // one file in each module's folder
+		build func(t testing.TB, dir string) string
+	}{
+		{"tools-src/*/main.go", func(t testing.TB, dir string) string { return testwasm.Go(t, "./"+dir) }},
+		{"tools-src-c/*/*.c", testwasm.C},
+		{"tools-src-rust/*/Cargo.toml", testwasm.Rust},
+		{"tools-src-as/*/asconfig.json", testwasm.AS},
+	} {
+		found, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(lang.glob)))
+		if len(found) == 0 {
+			t.Fatalf("no %s", lang.glob)
+		}
+		for _, f := range found {
+			dir := path.Dir(filepath.ToSlash(f[len(root)+1:]))
+			if n := len(mods); n == 0 || mods[n-1].dir != dir {
+				mods = append(mods, module{path.Base(dir), dir, lang.build})
+			}
+		}
 	}
 	raw := newRawRuntime(t)
 	raw.stubEgress(t)
 	for _, m := range mods {
 		t.Run(m.name, func(t *testing.T) {
-			got := raw.describe(t, raw.compile(t, m.path))
+			got := raw.describe(t, raw.compile(t, m.build(t, m.dir)))
 			golden := filepath.Join("testdata", "manifests", m.name+".json")
 			if *updateManifests {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
@@ -80,6 +94,7 @@ func (r *rawRuntime) stubEgress(t testing.TB) {
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportInput).
 		Instantiate(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/membuf"
+	"github.com/toolhost/toolhost/host/internal/resident"
+	"github.com/toolhost/toolhost/host/internal/warm"
 	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
@@ -32,13 +35,14 @@ type Module struct {
 	Tools []abi.Tool
 
 	rt       *Runtime
-	code     code     // compiled code: maybe not yet, or released (resident.go)
-	minBytes uint64   // linear memory at start
-	notes    bool     // imports toolhost_v1.progress or log
-	egress   bool     // imports toolhost_v1.http_request
-	hasInit  bool     // exports _initialize
-	mem      *memPool // linear memory for its instances
-	warm     *modWarm // its warm instances' shared state; guarded by rt.warm.mu
+	minBytes uint64 // linear memory at start
+	notes    bool   // imports toolhost_v1.progress or log
+	egress   bool   // imports toolhost_v1.http_request
+	hasInit  bool   // exports _initialize
+
+	code *resident.Code // compiled code: maybe not yet, or released (resident.go)
+	mem  *membuf.Pool   // linear memory for its instances
+	warm warm.ModState  // its warm instances' shared state; guarded by rt.warm
 
 	// ext marks an Extism plugin (extism.go); nil for a toolhost ABI module.
 	ext *extismPlugin
@@ -102,7 +106,7 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 	if r.cfg.Lazy {
 		if m := r.cachedModule(path, hex.EncodeToString(sum[:])); m != nil {
 			if r.cfg.WarmUp {
-				r.warmUp(m)
+				r.residents.WarmUp(m.code)
 			}
 			return m, nil
 		}
@@ -126,8 +130,7 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 	m.Manifest = manifest
 	m.Tools = manifest.Resolve()
 	r.storeDescribe(m, raw)
-	r.residents.touch(m)
-	r.residents.trim()
+	m.code.Loaded()
 	return m, nil
 }
 
@@ -154,7 +157,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	// In a child first, under a deadline and a memory limit: compiling
 	// has neither in wazero, and a hostile module can make it take
 	// minutes and gigabytes. The child fills the cache we then load from.
-	if err := r.precompile(ctx, checked, sum); err != nil {
+	if err := r.child.Compile(ctx, checked, sum); err != nil {
 		return fail(err, "%v", err)
 	}
 	compiled, err := r.compileWasm(ctx, path, checked)
@@ -166,8 +169,8 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
 	r.compiles.Add(1)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: &memPool{budget: r.mem}}
-	m.code.compiled = compiled
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: membuf.NewPool(r.mem)}
+	m.newCode(compiled)
 	if shapeNote == "" { // a tool module (a planner is never an Extism plugin)
 		ext, reason := extismShape(compiled)
 		if reason != "" {
@@ -304,11 +307,11 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		inst.close()
 		// Its memory went to the module's pool: a module that is never
 		// called must not keep megabytes for a call that may not come.
-		m.mem.drop()
+		m.mem.Drop()
 	}()
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.
-	m.mem.sizeFrom(uint64(inst.mod.Memory().Size()))
+	m.mem.SizeFrom(uint64(inst.mod.Memory().Size()))
 	if m.ext != nil {
 		return more(ctx, inst) // an Extism plugin has no ABI version
 	}
@@ -336,21 +339,9 @@ func (m *Module) loadFault(ctx context.Context, fn string, err error) error {
 // returns), releases the compiled code (once the instances made from it
 // are closed) and refuses further calls. Calls in flight may fail.
 func (m *Module) Close(ctx context.Context) error {
-	m.rt.warm.closeModule(m)
-	m.mem.drop() // no instance will take them (one closing now may still return its own)
-	c := &m.code
-	c.mu.Lock()
-	c.closed = true
-	m.rt.residents.forget(m)
-	var drop wazero.CompiledModule
-	if c.users == 0 {
-		drop, c.compiled = c.compiled, nil
-	}
-	c.mu.Unlock()
-	if drop == nil {
-		return nil
-	}
-	return drop.Close(ctx)
+	m.rt.warm.CloseModule(m)
+	m.mem.Drop() // no instance will take them (one closing now may still return its own)
+	return m.code.Close(ctx)
 }
 
 // OpenWorld reports whether the module may reach beyond the host (MCP

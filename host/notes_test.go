@@ -14,7 +14,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/guestnote"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // noteSink keeps the notes a call's caller would get.

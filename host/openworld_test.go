@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // A module is open-world exactly when its grant names a host and it

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // recursionFixtures are the guests whose work is recursion without a loop:

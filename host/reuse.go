@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/host/internal/warm"
+	"github.com/toolhost/toolhost/internal/hostconf"
 )
 
 // Defaults for Reuse fields left at zero.
@@ -47,13 +48,13 @@ func reuseWithDefaults(c Reuse) Reuse {
 
 // Why a warm instance was retired: the reason label of RetiredInstances.
 const (
-	RetiredError   = "error"   // the call failed (any kind but schema), trapped or broke the ABI
-	RetiredStopped = "stopped" // the call's deadline passed or it was cancelled
-	RetiredUses    = "uses"    // Reuse.MaxUses calls
-	RetiredIdle    = "idle"    // Reuse.IdleTimeout without a call
-	RetiredMemory  = "memory"  // linear memory past Reuse.MemoryHighWater
-	RetiredEvicted = "evicted" // made room for another caller or tool under the bounds
-	RetiredClosed  = "closed"  // its module was replaced (hot reload) or closed
+	RetiredError   = warm.RetiredError   // the call failed (any kind but schema), trapped or broke the ABI
+	RetiredStopped = warm.RetiredStopped // the call's deadline passed or it was cancelled
+	RetiredUses    = warm.RetiredUses    // Reuse.MaxUses calls
+	RetiredIdle    = warm.RetiredIdle    // Reuse.IdleTimeout without a call
+	RetiredMemory  = warm.RetiredMemory  // linear memory past Reuse.MemoryHighWater
+	RetiredEvicted = warm.RetiredEvicted // made room for another caller or tool under the bounds
+	RetiredClosed  = warm.RetiredClosed  // its module was replaced (hot reload) or closed
 )
 
 // PoolStats are one tool's warm instances at a moment.
@@ -70,25 +71,10 @@ type PoolStats struct {
 
 // PoolStats returns every tool's warm instances, by tool and module.
 func (r *Runtime) PoolStats() []PoolStats {
-	p := r.warm
-	p.mu.Lock()
-	byTool := map[toolKey]*PoolStats{}
-	for k, pl := range p.pools {
-		tk := toolKey{k.mod, k.tool}
-		s := byTool[tk]
-		if s == nil {
-			s = &PoolStats{Tool: k.tool, Module: k.mod.Path}
-			byTool[tk] = s
-		}
-		s.Idle += len(pl.idle)
-		s.Busy += pl.busy
-		s.Warming += pl.warming
-		s.Callers++
-	}
-	p.mu.Unlock()
-	out := make([]PoolStats, 0, len(byTool))
-	for _, s := range byTool {
-		out = append(out, *s)
+	stats := r.warm.Stats()
+	out := make([]PoolStats, 0, len(stats))
+	for _, s := range stats {
+		out = append(out, PoolStats{Tool: s.Tool, Module: s.Mod.Path, Idle: s.Idle, Busy: s.Busy, Warming: s.Warming, Callers: s.Callers})
 	}
 	slices.SortFunc(out, func(a, b PoolStats) int {
 		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
@@ -101,25 +87,16 @@ func (r *Runtime) PoolStats() []PoolStats {
 
 // RetiredInstances counts the warm instances retired since New, by reason
 // (the Retired* constants).
-func (r *Runtime) RetiredInstances() map[string]uint64 {
-	p := r.warm
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make(map[string]uint64, len(p.retired))
-	for k, v := range p.retired {
-		out[k] = v
-	}
-	return out
-}
+func (r *Runtime) RetiredInstances() map[string]uint64 { return r.warm.Retired() }
 
 // ReuseOff reports whether reuse is off everywhere (Reuse.Off).
-func (r *Runtime) ReuseOff() bool { return r.warm.cfg.Off }
+func (r *Runtime) ReuseOff() bool { return r.warm.Off() }
 
 // Reusable reports whether a call of tool may run in a warm instance when
 // the operator allows it: its manifest says "instances": "reuse" and reuse
 // is not off in the runtime.
 func (m *Module) Reusable(tool string) bool {
-	if m.rt.warm.cfg.Off {
+	if m.rt.warm.Off() {
 		return false
 	}
 	for i := range m.Tools {

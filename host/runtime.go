@@ -7,7 +7,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +15,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolhost/toolhost/host/internal/compile"
+	"github.com/toolhost/toolhost/host/internal/kick"
+	"github.com/toolhost/toolhost/host/internal/membuf"
+	"github.com/toolhost/toolhost/host/internal/resident"
+	"github.com/toolhost/toolhost/host/internal/warm"
 	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -84,26 +88,22 @@ type Config struct {
 type Runtime struct {
 	rt       wazero.Runtime
 	cache    wazero.CompilationCache
-	cacheDir string      // "" when there is no file cache
-	guard    *cacheGuard // nil when there is no file cache
+	cacheDir string         // "" when there is no file cache
+	guard    *compile.Guard // nil when there is no file cache
+	child    *compile.Child // compiles in a child under Config.Compile
 	cfg      Config
 	logger   *slog.Logger
 	grants   *toolhostv1.Grants
 
-	residents residents // modules with compiled code in memory (resident.go)
+	residents *resident.Set // modules with compiled code in memory, and compiles on demand
 	// Counters for tests and metrics: modules compiled, loads served by
-	// the describe cache, compiles in progress on demand, releases.
-	compiles, describeHits, released atomic.Uint64
-	compiling, warmQueued            atomic.Int64
-	life                             lifetime      // on-demand compiles, ended by Close
-	admit                            *admission    // Config.MaxFresh
-	warmSlots                        chan struct{} // Config.WarmUp compiles at once
-	warm                             *warmPools
-	settle                           *settler      // frees loading's garbage (settle.go)
-	compilerID                       string        // the compiler child and its limits (compilemark.go)
-	children                         atomic.Uint64 // compiler children started
-	mem                              *memBudget    // what modules' memory pools keep (membudget.go)
-	kick                             *kicker       // wakes the scheduler at call deadlines (kick.go); nil: none
+	// the describe cache.
+	compiles, describeHits atomic.Uint64
+	admit                  *admission                      // Config.MaxFresh
+	warm                   *warm.Pools[*Module, *instance] // warm instances (warm.go)
+	settle                 *settler                        // frees loading's garbage (settle.go)
+	mem                    *membuf.Budget                  // what modules' memory pools keep
+	kick                   *kick.Kicker                    // wakes the scheduler at call deadlines; nil: none
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -131,11 +131,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		logger.Warn("compilation cache unavailable; compiling every module afresh", "err", err)
 		cache, cacheDir = nil, ""
 	}
-	var guard *cacheGuard
+	var guard *compile.Guard
 	if cache != nil {
 		rc = rc.WithCompilationCache(cache)
-		guard = &cacheGuard{root: cacheDir, logger: logger, seen: map[string]fileStamp{}}
-		guard.sweep(false)
+		guard = compile.NewGuard(cacheDir, logger)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
@@ -151,11 +150,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("host: instantiating %s: %w", extism.EnvModule, err)
 	}
 	settle := newSettler()
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, cfg: cfg, logger: logger, grants: grants,
-		residents: residents{max: cfg.MaxResident}, life: newLifetime(), admit: newAdmission(cfg.MaxFresh),
-		warmSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/2)),
-		warm:      newWarmPools(cfg.Reuse, logger), settle: settle, compilerID: compilerIdentity(cfg.Compile),
-		mem: newMemBudget(poolBytes, poolIdle, func() { settle.begin(); settle.end() }), kick: newKicker()}, nil
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, child: compile.NewChild(cfg.Compile, cacheDir), cfg: cfg, logger: logger, grants: grants,
+		residents: resident.NewSet(cfg.MaxResident, runtime.GOMAXPROCS(0)/2, refusesForGood), admit: newAdmission(cfg.MaxFresh),
+		warm: newWarmPools(cfg.Reuse, logger), settle: settle,
+		mem: membuf.NewBudget(func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -188,14 +186,14 @@ func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wa
 	if r.guard == nil {
 		return r.rt.CompileModule(ctx, wasm)
 	}
-	r.guard.sweep(false) // what changed since the last compile, before wazero reads it
+	r.guard.Sweep(false) // what changed since the last compile, before wazero reads it
 	var err error
 	for attempt := range 3 {
 		var c wazero.CompiledModule
 		if c, err = r.rt.CompileModule(ctx, wasm); err == nil {
 			return c, nil
 		}
-		if !isCacheError(err) || ctx.Err() != nil {
+		if !compile.IsCacheError(err) || ctx.Err() != nil {
 			return nil, err
 		}
 		if !strings.HasPrefix(err.Error(), "compilationcache:") {
@@ -207,7 +205,7 @@ func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wa
 		}
 		n := 0
 		if attempt == 0 {
-			n = r.guard.sweep(true)
+			n = r.guard.Sweep(true)
 		}
 		r.logger.Warn("compilation cache: an entry could not be used; compiling the module again",
 			"file", path, "err", err, "damaged_entries_deleted", n)
@@ -224,27 +222,20 @@ func (r *Runtime) CacheDir() string { return r.cacheDir }
 // compile, during compilation, so the difference across a batch of loads is
 // the batch's cache misses; wazero offers no hit counter of its own.
 func (r *Runtime) CacheEntries() (int, bool) {
-	if r.cacheDir == "" {
+	if r.guard == nil {
 		return 0, false
 	}
-	n := 0
-	_ = filepath.WalkDir(r.cacheDir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && isEntryName(d.Name()) {
-			n++
-		}
-		return nil
-	})
-	return n, true
+	return r.guard.Entries(), true
 }
 
 // Close releases every compiled module and the cache handle. Calls in flight
 // fail.
 func (r *Runtime) Close(ctx context.Context) error {
-	r.life.end()
-	r.kick.close()
-	r.mem.close()
+	r.residents.Close()
+	r.kick.Close()
+	r.mem.Close()
 	r.settle.stop()
-	r.warm.close()
+	r.warm.Close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
 	if r.cache != nil {

@@ -81,6 +81,11 @@ func (l *Live) Files() []FileState {
 		}
 		out = append(out, st)
 	}
+	for p, sha := range l.untrusted {
+		if _, ok := compiling[p]; !ok {
+			out = append(out, FileState{Path: p, State: StateRefused, SHA256: sha, Reason: l.reasons[p]})
+		}
+	}
 	slices.SortFunc(out, func(a, b FileState) int {
 		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.State, b.State))
 	})

@@ -44,7 +44,8 @@ type Live struct {
 	mu        sync.Mutex // guards the fields below; not held while compiling
 	files     map[string]*liveFile
 	rejected  map[string]string // path -> sha256 of bytes already refused
-	reasons   map[string]string // path -> why its rejected bytes were refused
+	reasons   map[string]string // path -> why its rejected (or untrusted) bytes were refused
+	untrusted map[string]string // path -> sha256 of bytes the trust gate refused (trust.go), asked again each rescan
 	loading   map[string]string // path -> sha256 a rescan is compiling now
 	loaded    chan struct{}     // closed when loading empties; nil while it is empty
 	stamps    map[string]stamp  // path -> size and mtime when last read
@@ -70,9 +71,10 @@ type stamp struct {
 }
 
 type liveFile struct {
-	sha  string
-	ref  *moduleRef
-	recs []*registry.Tool
+	sha    string
+	ref    *moduleRef
+	recs   []*registry.Tool
+	offers registry.Offers // its resources and prompts (offers.go)
 }
 
 // Open loads dir and returns it live. logger receives reload outcomes (nil:
@@ -118,7 +120,7 @@ func open(ctx context.Context, rt *host.Runtime, dir string, opts Options, logge
 // newLive is the folder before its first scan, read from the file system.
 func newLive(ctx context.Context, rt *host.Runtime, dir string, opts Options, logger *slog.Logger) *Live {
 	return &Live{rt: rt, dir: dir, opts: opts, logger: logger,
-		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{},
+		files: map[string]*liveFile{}, rejected: map[string]string{}, reasons: map[string]string{}, untrusted: map[string]string{},
 		loading: map[string]string{}, claims: newClaims(ctx),
 		fs: osFS, after: time.After, owners: loadOwners(opts.OwnersFile, logger)}
 }
@@ -266,6 +268,12 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			next[p] = old
 			continue
 		}
+		if !l.trusted(p, sha, ch) {
+			if old, ok := l.files[p]; ok {
+				next[p] = old
+			}
+			continue
+		}
 		if l.rejected[p] == sha {
 			if old, ok := l.files[p]; ok {
 				next[p] = old
@@ -290,6 +298,7 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			delete(l.reasons, p)
 		}
 	}
+	l.forgetUntrusted(stamps)
 	if !l.started {
 		l.startTotal = len(stamps)
 		if l.bg != nil {
@@ -419,9 +428,15 @@ func (l *Live) admit(ctx context.Context, path, sha string, res loadResult, next
 		}
 		l.evictAtStart(other, path, recs, next, ch)
 	}
+	offers := offersOf(m, ref)
+	if _, clash := offerClash(offers, path, next); clash != "" {
+		_ = m.Close(ctx)
+		keepOld(&host.LoadError{Path: path, Reason: clash})
+		return
+	}
 	delete(l.rejected, path)
 	delete(l.reasons, path)
-	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs}
+	next[path] = &liveFile{sha: m.SHA256, ref: ref, recs: recs, offers: offers}
 	if m.Unverified() {
 		l.claims.check(l, path, m)
 	}
@@ -472,6 +487,9 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 		tools = append(tools, f.recs...)
 	}
 	reg, err := registry.New(tools)
+	if err == nil {
+		reg, err = reg.WithOffers(mergeOffers(next))
+	}
 	if err != nil {
 		// Cannot happen: names were checked for clashes and each record
 		// compiled. Keep serving what we had rather than nothing.
@@ -490,6 +508,7 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 	for _, f := range l.listeners {
 		f(reg)
 	}
+	l.listDynamic(ch)
 }
 
 // report tells what a rescan did: as human progress lines at start-up

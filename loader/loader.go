@@ -92,6 +92,14 @@ type Options struct {
 	// loaded. When two modules compiling in the background declare one
 	// tool name, the first done keeps it.
 	Background bool
+	// Admit, when set, is the trust gate: asked with a module file's name
+	// ("echo.wasm") and the sha256 (hex) of its bytes before they load,
+	// an error refuses them (an UntrustedError; any previous version keeps
+	// serving) until a later rescan finds it admits them. AdmitFile names
+	// the file of the folder its answers follow (serve's is toolhost.lock):
+	// a change to it rescans the folder, as a module file's change does.
+	Admit     func(name, sha256 string) error
+	AdmitFile string
 }
 
 // Load loads every module in dir once, as Open does (writing a progress

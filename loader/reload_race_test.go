@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/dispatcher"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
 )

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/loader"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -15,8 +14,9 @@ import (
 // should see the finished file.
 const DefaultDebounce = 250 * time.Millisecond
 
-// Watch rescans the folder whenever a .wasm file in it is created,
-// written, renamed or removed, until ctx ends. debounce <= 0 means
+// Watch rescans the folder whenever a .wasm file in it (or
+// Options.AdmitFile) is created, written, renamed or removed, until ctx
+// ends. debounce <= 0 means
 // DefaultDebounce. A file caught half-written fails to load, is remembered
 // by its sha256, and loads when the write completes (new bytes, new sha).
 // A rescan that cannot read the folder (see ScanError) leaves the tools as
@@ -54,7 +54,7 @@ func (l *Live) Watch(ctx context.Context, debounce time.Duration) error {
 			if !ok {
 				return nil
 			}
-			if filepath.Ext(ev.Name) == ".wasm" {
+			if l.watchedName(ev.Name) {
 				due = l.after(debounce)
 			}
 		case err, ok := <-w.Errors:

@@ -64,7 +64,7 @@ type Event struct {
 	// has no clock (Config.Now returns the zero time).
 	Time time.Time `json:"time,omitzero"`
 
-	// session.start
+	// session.start (and every event on the bus: Config.Bus)
 	SessionID string  `json:"session_id,omitempty"`
 	Goal      string  `json:"goal,omitempty"`
 	Limits    *Limits `json:"limits,omitempty"`

@@ -41,7 +41,7 @@ type Config struct {
 	// must not modify the event: its slices are the log's.
 	Observe func(Event)
 	// Bus, when set, receives every event (type: its kind; data: the
-	// Event; caller: Options.Caller), without argument and result values
+	// Event, with SessionID set on every kind; caller: Options.Caller), without argument and result values
 	// unless the bus keeps them (Event.Redacted). Each step's retries are
 	// logged as step.retry whether or not it is set (the executor asks the
 	// dispatcher for them per call).
@@ -156,7 +156,11 @@ func (r *run) emit(e Event) {
 		r.cfg.Observe(e)
 	}
 	if r.cfg.Bus != nil {
-		r.cfg.Bus.PublishFor(r.cfg.Options.Caller, string(e.Kind), e)
+		// On the bus, sessions interleave: every event names its own, where
+		// the session's log names it once, at session.start.
+		be := e
+		be.SessionID = r.id
+		r.cfg.Bus.PublishFor(r.cfg.Options.Caller, string(e.Kind), be)
 	}
 }
 

@@ -154,7 +154,8 @@ func TestNewPanics(t *testing.T) {
 	New(Config{Dispatcher: &fakeDispatcher{}})
 }
 
-// TestBus checks that events reach the bus with their kind as type.
+// TestBus checks that events reach the bus with their kind as type and
+// the session's id on every one, while the log names it at the start only.
 func TestBus(t *testing.T) {
 	bus := events.NewBus(nil)
 	sub := bus.Subscribe(64, "plan.", "step.", "session.")
@@ -163,8 +164,11 @@ func TestBus(t *testing.T) {
 	for i, want := range res.Events {
 		got := <-sub.C
 		e, ok := got.Data.(Event)
-		if got.Type != string(want.Kind) || !ok || e.Seq != want.Seq {
-			t.Fatalf("bus event %d: %s %+v, want %s seq %d", i, got.Type, got.Data, want.Kind, want.Seq)
+		if got.Type != string(want.Kind) || !ok || e.Seq != want.Seq || e.SessionID != res.SessionID {
+			t.Fatalf("bus event %d: %s %+v, want %s seq %d of session %s", i, got.Type, got.Data, want.Kind, want.Seq, res.SessionID)
+		}
+		if i > 0 && want.SessionID != "" {
+			t.Fatalf("log event %d (%s) names the session: %+v", i, want.Kind, want)
 		}
 	}
 }

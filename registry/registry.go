@@ -133,6 +133,7 @@ type Registry struct {
 	byName map[string]*Tool
 	byWire map[string]*Tool // tools not Hidden, by WireName
 	sorted []*Tool
+	offers Offers // resources and prompts (offers.go)
 }
 
 // New prepares every tool's schemas (once per record: a record already in

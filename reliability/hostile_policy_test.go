@@ -15,7 +15,7 @@ import (
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/loader"
 )
 

@@ -42,6 +42,9 @@ func (s *Server) addAccess() {
 			if list, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
 				return s.visible(w, list), nil
 			}
+			if err == nil {
+				return s.visibleOffers(w, res), nil
+			}
 			return res, err
 		}
 	})

@@ -31,9 +31,13 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (res *m
 	c := &callInfo{requestID: newRequestID(), tool: p.Name, caller: callerOf(req), trace: traceparent(p.Meta)}
 	c.traceID, c.spanID = traceIDs(ctx)
 	o := s.dispatch(withClientNotes(ctx, req, c.requestID, true), c, p)
+	o = s.elicitRounds(ctx, req, c, o)
 	s.audit(c, p, o, time.Since(start))
 	if o.Err != nil {
 		return errorResult(o.Err, c.requestID), nil
+	}
+	if o.Input != nil {
+		return s.inputResult(ctx, req, c, o.Input), nil
 	}
 	out := &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: string(o.Result)}},
@@ -76,6 +80,9 @@ func (s *Server) dispatch(ctx context.Context, c *callInfo, p *mcp.CallToolParam
 		return s.refused(call, derr)
 	}
 	call.Tool = tool
+	if ctx, derr = s.resume(ctx, c, p); derr != nil {
+		return s.refused(call, derr)
+	}
 	return s.d.Do(ctx, call)
 }
 
@@ -152,6 +159,8 @@ func (s *Server) audit(c *callInfo, p *mcp.CallToolParamsRaw, o dispatcher.Outco
 		outcome = "cancelled"
 	case o.Err != nil:
 		outcome = string(o.Err.Kind)
+	case o.Input != nil:
+		outcome = "input_required"
 	}
 	attrs := []slog.Attr{
 		slog.String("request_id", c.requestID),

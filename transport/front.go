@@ -41,6 +41,7 @@ type message struct {
 	// not a result or error.
 	isRequest bool
 	fields    map[string]json.RawMessage
+	params    map[string]json.RawMessage // nil when params is no JSON object
 }
 
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +63,7 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg, single := readMessage(body)
+	read := body
 	stateless := isStateless(header) || (single && isStateless(msg.version))
 	// A message without a method is the client's answer to a request of
 	// the server's: its id is the server's own, and it has no method to
@@ -76,9 +78,16 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = rewriteCancelled(msg.fields, body)
 	}
 	if single && msg.method == "tools/call" {
-		body = liftTaskBody(msg.fields, body) // see tasks.go
+		body = liftTaskBody(msg, body) // see tasks.go
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	fb := &frontBody{}
+	fb.Reset(body)
+	// What front read is what the cancel filter would read again, unless
+	// a rewrite above changed the body.
+	if single && msg.isRequest && sameBytes(body, read) {
+		fb.msg = msg.request()
+	}
+	r.Body = fb
 	r.ContentLength = int64(len(body))
 	f.route(stateless, single && msg.method == "subscriptions/listen").ServeHTTP(w, r)
 }
@@ -125,6 +134,14 @@ func (f *front) check(w http.ResponseWriter, r *http.Request, msg message, body 
 		writeError(w, status, msg.id, jsonrpc.CodeMethodNotFound, methodNotFound(msg.method, stateless))
 		return nil, nil, false
 	}
+	if what, ok := f.s.offering(msg.method); !ok {
+		status := http.StatusOK
+		if stateless {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, msg.id, jsonrpc.CodeMethodNotFound, noOffers(msg.method, what))
+		return nil, nil, false
+	}
 	return body, w, true
 }
 
@@ -140,7 +157,8 @@ func methodNotFound(method string, stateless bool) string {
 }
 
 // readMessage parses a single JSON-RPC message. single is false for a
-// batch or anything that is not a JSON object.
+// batch or anything that is not a JSON object. Its params are decoded
+// once, here, for the protocol version and for liftTaskBody.
 func readMessage(body []byte) (message, bool) {
 	var m message
 	if err := json.Unmarshal(body, &m.fields); err != nil || m.fields == nil {
@@ -153,13 +171,53 @@ func readMessage(body []byte) (message, bool) {
 		m.isRequest = true
 		_ = json.Unmarshal(raw, &m.method)
 	}
-	var p struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	if json.Unmarshal(m.fields["params"], &p) == nil {
-		m.version, _ = p.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	if raw, ok := m.fields["params"]; ok && json.Unmarshal(raw, &m.params) == nil {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(m.params["_meta"], &meta) == nil {
+			_ = json.Unmarshal(meta["io.modelcontextprotocol/protocolVersion"], &m.version)
+		}
 	}
 	return m, true
+}
+
+// request is m as jsonrpc.DecodeMessage reads it, for the cancel filter;
+// nil when they could disagree (a version tag other than "2.0", an id
+// that is neither a number nor a string), which leaves the filter to
+// decode the body itself.
+func (m message) request() *jsonrpc.Request {
+	if string(m.fields["jsonrpc"]) != `"2.0"` {
+		return nil
+	}
+	req := &jsonrpc.Request{Method: m.method, Params: m.fields["params"]}
+	if m.hasID {
+		var v any
+		if json.Unmarshal(m.id, &v) != nil {
+			return nil
+		}
+		id, err := jsonrpc.MakeID(v)
+		if err != nil {
+			return nil
+		}
+		req.ID = id
+	}
+	return req
+}
+
+// frontBody is the body front passes on: the bytes it read, and the
+// message it read in them when the cancel filter may use that instead of
+// decoding them again.
+type frontBody struct {
+	bytes.Reader
+	msg *jsonrpc.Request // nil: not known
+}
+
+// Close is a no-op: front has read and closed the request's own body.
+func (*frontBody) Close() error { return nil }
+
+// sameBytes reports whether a and b are one slice (not merely equal
+// bytes): whether no rewrite replaced the body.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // writeError answers with one JSON-RPC error; id nil means null.

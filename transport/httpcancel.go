@@ -49,8 +49,7 @@ func (f *cancelFilter) wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		msg := f.peek(r)
-		req, ok := msg.(*jsonrpc.Request)
+		req, ok := f.peek(r).(*jsonrpc.Request)
 		switch {
 		case !ok:
 		case req.Method == "tools/call" && req.ID.IsValid():
@@ -85,8 +84,12 @@ func (f *cancelFilter) wrap(h http.Handler) http.Handler {
 
 // peek decodes the request body as one JSON-RPC message and puts the body
 // back for the SDK. A body too large, a batch, or anything else that
-// does not decode is left for the SDK to judge (nil).
+// does not decode is left for the SDK to judge (nil). A body front has
+// read already comes with its message, decoded once.
 func (f *cancelFilter) peek(r *http.Request) jsonrpc.Message {
+	if fb, ok := r.Body.(*frontBody); ok && fb.msg != nil && int64(fb.Size()) <= f.maxBody {
+		return fb.msg
+	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
 	r.Body = struct {
 		io.Reader

@@ -39,6 +39,13 @@ var served = map[string]struct{ legacy, stateless bool }{
 	"tasks/cancel": {legacy: true, stateless: true},
 	"tasks/result": {legacy: true},
 	"tasks/update": {stateless: true},
+	// Resources and prompts from modules (resources.go), served while some
+	// module offers them (see offering).
+	"resources/list":           {legacy: true, stateless: true},
+	"resources/templates/list": {legacy: true, stateless: true},
+	"resources/read":           {legacy: true, stateless: true},
+	"prompts/list":             {legacy: true, stateless: true},
+	"prompts/get":              {legacy: true, stateless: true},
 }
 
 // serves reports whether a request method is answered at a revision.
@@ -81,6 +88,9 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 					Message: fmt.Sprintf("method %q not found: this server offers tools only", method)}
 			}
+			if what, ok := s.offering(method); !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: noOffers(method, what)}
+			}
 		}
 		// At 2026-07-28 the level travels in each request's _meta.
 		if p := req.GetParams(); p != nil && isStateless(sessionVersion(req)) {
@@ -102,7 +112,7 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer done()
 			res, err := s.callTool(ctx, call)
 			s.logCall(ctx, call, res)
-			if res != nil && isStateless(sessionVersion(req)) {
+			if res != nil && res.InputRequests == nil && isStateless(sessionVersion(req)) {
 				markComplete(res)
 			}
 			return res, err

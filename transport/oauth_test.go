@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/toolhost/toolhost/access"
 	"github.com/toolhost/toolhost/dispatcher"
-	"github.com/toolhost/toolhost/oauth"
-	"github.com/toolhost/toolhost/oauth/oauthtest"
+	"github.com/toolhost/toolhost/internal/oauth"
+	"github.com/toolhost/toolhost/internal/testkit/oauthtest"
 	"github.com/toolhost/toolhost/transport"
 )
 

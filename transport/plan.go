@@ -307,6 +307,10 @@ func (ps planSteps) Call(ctx context.Context, c dispatcher.Call) (json.RawMessag
 		}
 		o = ps.s.d.Do(ctx, c)
 		release()
+		if o.Input != nil {
+			// A plan has no user to ask, at any revision.
+			o = dispatcher.Outcome{Attempts: o.Attempts, Err: dispatcher.Unanswerable(c.Tool, o.Attempts)}
+		}
 	}
 	info.tool = c.Tool
 	endStep(span, o)

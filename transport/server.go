@@ -83,6 +83,9 @@ type Options struct {
 	// Loading, when set, says what of the tools is not listed yet because
 	// its module still compiles (see loading.go); nil: nothing ever is.
 	Loading Loading
+	// Input configures tools' input requests (see input.go); its keys
+	// must pass CheckInputKeys.
+	Input InputOptions
 }
 
 // Server is an MCP server over one dispatcher and the tools it serves. It is
@@ -99,12 +102,15 @@ type Server struct {
 	toolsMu sync.Mutex
 	reg     *registry.Registry        // the registry of the last SetTools
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
+	offers  offerSet                  // the resources and prompts listed (resources.go)
 
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 
 	tracer trace.Tracer // nil: tracing off
 
 	taskRuns taskRuns // MCP tasks running here (tasks.go)
+
+	sealer *stateSealer // signs and opens input requestStates (inputstate.go)
 
 	endedInputs endedInputs // stdio sessions whose client closed stdin (stdioeof.go)
 }
@@ -145,6 +151,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
 	s.mcp.AddReceivingMiddleware(properErrors)
+	s.sealer = mustSealer(opts.Input, opts.Logger)
 	s.SetTools(reg)
 	s.addPlanTool()
 	return s
@@ -152,7 +159,8 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 
 // SetTools makes the listed tools those of reg that are not hidden: tools
 // gone are removed, new or changed ones (re)added. Each change sends MCP
-// clients notifications/tools/list_changed. Calls resolve names (wire or
+// clients notifications/tools/list_changed. reg's resources, resource
+// templates and prompts are listed the same way (resources.go). Calls resolve names (wire or
 // manifest) against reg from now on, then go through the dispatcher, which
 // has its own view of the registry.
 func (s *Server) SetTools(reg *registry.Registry) {
@@ -180,6 +188,7 @@ func (s *Server) SetTools(reg *registry.Registry) {
 	}
 	s.listed = next
 	s.reg = reg
+	s.setOffers(reg.Offers())
 }
 
 // lookup resolves a name a client sent, wire or manifest form, to a tool

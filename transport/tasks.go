@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,45 +74,6 @@ func orDuration(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
-}
-
-// taskRuns are the tasks running on this server, so that tasks/cancel
-// stops one at once and tasks/result hears of its end without polling.
-type taskRuns struct {
-	mu   sync.Mutex
-	runs map[string]*taskRun
-}
-
-type taskRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func (r *taskRuns) add(id string, cancel context.CancelFunc) *taskRun {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.runs == nil {
-		r.runs = map[string]*taskRun{}
-	}
-	run := &taskRun{cancel: cancel, done: make(chan struct{})}
-	r.runs[id] = run
-	return run
-}
-
-func (r *taskRuns) remove(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if run := r.runs[id]; run != nil {
-		close(run.done)
-		delete(r.runs, id)
-	}
-}
-
-// get returns the run of a task running here, or nil.
-func (r *taskRuns) get(id string) *taskRun {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.runs[id]
 }
 
 // wantsTask says whether a tools/call runs as a task: at 2026-07-28
@@ -186,7 +146,7 @@ func (s *Server) startTask(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return fail(taskStoreError(err, opts.IdempotencyKey))
 	}
 	if created {
-		s.runTask(ctx, req, t.ID)
+		s.runTask(ctx, req, t.ID, RunningTask{Caller: caller, Tool: tool, Started: time.Now()})
 	}
 	s.logger.Debug("task", "task_id", t.ID, "tool", tool, "caller", caller, "joined", !created)
 	return s.createdResult(t, stateless), nil
@@ -215,11 +175,11 @@ func taskStoreError(err error, key string) *dispatcher.DispatchError {
 // not its cancellation, until it ends or tasks/cancel stops it. Its end
 // is stored as the task's; a cancelled run leaves the task as tasks/cancel
 // set it (cancelled).
-func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string) {
+func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string, info RunningTask) {
 	ctx := context.WithValue(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)), taskIDKey{}, id)
 	ctx = withTaskStatus(ctx, s.d.Tasks(), id)
 	ctx, cancel := context.WithCancel(ctx)
-	s.taskRuns.add(id, cancel)
+	s.taskRuns.add(id, cancel, info, taskStatusFrom(ctx))
 	call := *req
 	params := *req.Params
 	params.Meta = maps.Clone(params.Meta)
@@ -312,6 +272,12 @@ func liftTaskParam(params json.RawMessage) (json.RawMessage, bool) {
 	if json.Unmarshal(params, &p) != nil {
 		return params, false
 	}
+	return liftTask(p, params)
+}
+
+// liftTask is liftTaskParam on params already decoded into p, which it
+// may change.
+func liftTask(p map[string]json.RawMessage, params json.RawMessage) (json.RawMessage, bool) {
 	task, ok := p["task"]
 	if !ok || string(task) == "null" {
 		return params, false
@@ -335,14 +301,18 @@ func liftTaskParam(params json.RawMessage) (json.RawMessage, bool) {
 	return b, true
 }
 
-// liftTaskBody applies liftTaskParam to the body of one HTTP message.
-func liftTaskBody(fields map[string]json.RawMessage, body []byte) []byte {
-	params, ok := liftTaskParam(fields["params"])
+// liftTaskBody applies liftTaskParam to the body of one HTTP message,
+// read by readMessage.
+func liftTaskBody(msg message, body []byte) []byte {
+	if msg.params == nil {
+		return body
+	}
+	params, ok := liftTask(msg.params, msg.fields["params"])
 	if !ok {
 		return body
 	}
-	fields["params"] = params
-	b, err := json.Marshal(fields)
+	msg.fields["params"] = params
+	b, err := json.Marshal(msg.fields)
 	if err != nil {
 		return body
 	}

@@ -182,6 +182,9 @@ func TestTaskCancel(t *testing.T) {
 		cs := h.taskClient(t, transport.Revision20251125, nil)
 		id := startTask(t, cs, "block.ctx", map[string]any{}, nil)
 		synctest.Wait() // the call is in the tool, waiting for its context
+		if run := h.srv.RunningTasks(); len(run) != 1 || run[0].ID != id || run[0].Tool != "block.ctx" || run[0].Started.IsZero() {
+			t.Fatalf("RunningTasks = %+v, want task %s of block.ctx", run, id)
+		}
 		got := mustTask(t, cs, "tasks/cancel", id)
 		if got.Status != "cancelled" {
 			t.Fatalf("tasks/cancel answered %+v, want cancelled", got)
@@ -192,6 +195,9 @@ func TestTaskCancel(t *testing.T) {
 		synctest.Wait()
 		if got := mustTask(t, cs, "tasks/get", id); got.Status != "cancelled" {
 			t.Fatalf("after the run ended: %+v, want still cancelled", got)
+		}
+		if run := h.srv.RunningTasks(); len(run) != 0 {
+			t.Fatalf("RunningTasks after the end = %+v, want none", run)
 		}
 		_, err := tasksCall(t, cs, "tasks/result", id)
 		wantRPCError(t, err, jsonrpc.CodeInvalidParams, "tasks/result of a cancelled task")

@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolhost/toolhost/dispatcher"
-	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
+	"github.com/toolhost/toolhost/internal/testkit/otlptest"
 	"github.com/toolhost/toolhost/registry"
 	"github.com/toolhost/toolhost/transport"
 )

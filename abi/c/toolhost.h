@@ -211,6 +211,27 @@ long th_str_into(th_val v, char *buf, size_t cap);
 /* th_str_eq reports whether v is a string whose unescaped bytes are s. */
 int th_str_eq(th_val v, const char *s);
 
+/* Input requests (docs/ABI.md, "Input requests"): a tool that needs the
+ * user's answer first calls th_ask and returns; the host asks the user
+ * through the MCP client and calls the tool again with the same
+ * arguments, where th_answers gives the answers. th_ask replaces whatever
+ * was written with {"input": {"requests": requests_json, "state": state}}:
+ * requests_json is a JSON object of requests by id (each {"mode": "form",
+ * "message", "schema"} or {"mode": "url", "message", "url"}), state
+ * (NULL: none) comes back with the answers. th_ask_confirm asks one
+ * "confirm" checkbox with message. A module that never calls th_answers
+ * or th_confirmed does not import toolhost_v1.input. */
+void th_ask(th_call *c, const char *requests_json, const char *state);
+void th_ask_confirm(th_call *c, const char *message);
+/* th_answers sets *resume to this call's {"state", "responses"} document
+ * and returns 1 when the call answers the tool's input request, 0 on a
+ * first call. */
+int th_answers(th_call *c, th_val *resume);
+/* th_confirmed is th_ask_confirm's answer: 1 when the user accepted and
+ * checked confirm, 0 when they declined, cancelled or left it unchecked,
+ * -1 when this call answers no request (ask first). */
+int th_confirmed(th_call *c);
+
 #ifdef __cplusplus
 }
 #endif
@@ -481,6 +502,53 @@ int th_log(th_call *c, th_level level, const char *fmt, ...) {
 	n = th_format(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	return th_host_log((int32_t)level, msg, n);
+}
+
+void th_ask(th_call *c, const char *requests_json, const char *state) {
+	if (c->failed) return;
+	c->failed = 1; /* the response is complete: nothing more is written */
+	c->out.len = 0;
+	c->out.oom = 0;
+	th_puts(&c->out, "{\"input\":{\"requests\":");
+	th_puts(&c->out, requests_json);
+	if (state) {
+		th_puts(&c->out, ",\"state\":");
+		th_escaped(&c->out, state, strlen(state));
+	}
+	th_puts(&c->out, "}}");
+}
+
+void th_ask_confirm(th_call *c, const char *message) {
+	th_buf req = {0};
+	th_puts(&req, "{\"confirm\":{\"mode\":\"form\",\"message\":");
+	th_escaped(&req, message, strlen(message));
+	th_puts(&req, ",\"schema\":{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\",\"title\":\"Confirm\"}},\"required\":[\"confirm\"]}}}");
+	th_put(&req, "", 1);
+	if (req.oom) th_error(c, TH_INTERNAL, "out of memory asking for input");
+	else th_ask(c, req.data, NULL);
+	free(req.data);
+}
+
+__attribute__((import_module("toolhost_v1"), import_name("input")))
+int32_t th_host_input(char *buf, int32_t len);
+
+int th_answers(th_call *c, th_val *resume) {
+	char err[128];
+	int32_t n = th_host_input(NULL, 0);
+	char *buf;
+	(void)c;
+	if (n <= 0 || !(buf = (char *)th_track((size_t)n))) return 0;
+	if (th_host_input(buf, n) != n || !th_parse(buf, (size_t)n, resume, err, sizeof err)) return 0;
+	return resume->type == TH_OBJECT;
+}
+
+int th_confirmed(th_call *c) {
+	th_val r, a;
+	int yes = 0;
+	if (!th_answers(c, &r)) return -1;
+	a = th_get(th_get(r, "responses"), "confirm");
+	if (!th_str_eq(th_get(a, "action"), "accept")) return 0;
+	return th_get_bool(th_get(th_get(a, "content"), "confirm"), &yes) && yes;
 }
 
 int th_name_is(const th_call *c, const char *name) {

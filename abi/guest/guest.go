@@ -206,7 +206,9 @@ func describe() []byte {
 				specs[i].OutputSchema = reflectSchema(t.resultType)
 			}
 		}
-		b, err := json.Marshal(abi.Manifest{ABI: abi.Version, Tools: specs})
+		m := abi.Manifest{ABI: abi.Version, Tools: specs}
+		offerSpecs(&m)
+		b, err := json.Marshal(m)
 		if err != nil {
 			panic(fmt.Sprintf("guest: manifest: %v", err))
 		}
@@ -220,7 +222,7 @@ func describe() []byte {
 // unit-tested natively, without WebAssembly.
 func Dispatch(name string, args []byte) []byte {
 	resp := dispatch(name, args)
-	if resp.Error == nil {
+	if resp.Error == nil && resp.Input == nil {
 		// Byte for byte what json.Marshal(resp) writes (the result is
 		// already compact, escaped JSON from json.Marshal), without
 		// building an encoder for abi.Response by reflection in every
@@ -258,10 +260,27 @@ func dispatch(name string, args []byte) (resp abi.Response) {
 		}
 		return abi.Response{Result: b}
 	}
+	if result, ok, err := dispatchOffer(name, args); ok {
+		if err != nil {
+			return fromError(err)
+		}
+		b, err := json.Marshal(result)
+		if err != nil {
+			return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
+		}
+		return abi.Response{Result: b}
+	}
 	return errorResponse(abi.KindSchema, fmt.Sprintf("this module has no tool %q", name), 0)
 }
 
 func fromError(err error) abi.Response {
+	var need *InputNeeded
+	if errors.As(err, &need) {
+		if cerr := abi.CheckInput(&need.Request); cerr != nil {
+			return errorResponse(abi.KindInternal, "asking for input: "+cerr.Error(), 0)
+		}
+		return abi.Response{Input: &need.Request}
+	}
 	var ge *Error
 	if errors.As(err, &ge) && ge.Kind.Valid() {
 		return errorResponse(ge.Kind, err.Error(), ge.RetryAfter.Milliseconds())

@@ -30,6 +30,10 @@ import (
 // callState is one toolhost_call, for the contexts handed to tools.
 type callState struct {
 	done bool
+	// inputRead says Answers has asked the host; input is what it said
+	// (nil: the call answers no input request).
+	inputRead bool
+	input     *abi.InputResume
 }
 
 type callKey struct{}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/breaker"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // served is the replicas' tools in these tests: t and u, nothing else.

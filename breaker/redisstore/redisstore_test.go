@@ -8,7 +8,7 @@ import (
 	"github.com/toolhost/toolhost/breaker"
 	"github.com/toolhost/toolhost/breaker/redisstore"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // replica is one process's view: its own connection, store and Set, and

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/internal/storm"
+	"github.com/toolhost/toolhost/cmd/toolhost-storm/internal/storm"
 )
 
 func main() {

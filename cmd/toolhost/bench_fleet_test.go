@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // BenchmarkFleetThroughput is calls per second through 1, 2 and 3 serve

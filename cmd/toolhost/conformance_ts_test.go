@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // tsDir holds the TypeScript SDK client (conformance/ts; `make test`

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	toolserver "github.com/toolhost/toolhost/server"
 )
 
 // TestServeFlagTableMatchesCode keeps docs/CLI.md's `toolhost serve` table
@@ -27,11 +28,46 @@ func TestServeFlagTableMatchesCode(t *testing.T) {
 		}
 	})
 	sort.Strings(registered)
+	var table []string
+	for _, f := range toolserver.Flags() {
+		table = append(table, f.Name)
+	}
+	sort.Strings(table)
+	if extra, lost := minus(registered, table), minus(table, registered); len(extra)+len(lost) > 0 {
+		t.Errorf("serve registers flags beside server.Flags' table (%v) or leaves some of it out (%v)", extra, lost)
+	}
 	if missing := minus(registered, documented); len(missing) > 0 {
 		t.Errorf("serve flags without a row in docs/CLI.md: %v", missing)
 	}
 	if stale := minus(documented, registered); len(stale) > 0 {
 		t.Errorf("docs/CLI.md rows for flags serve does not have: %v", stale)
+	}
+}
+
+// TestFlagKeysDocumented: each flag the config file can set too is named
+// in docs/CONFIG.md's section of its key, so an operator reading the file's
+// reference learns that the command line wins.
+func TestFlagKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/CONFIG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range toolserver.Flags() {
+		if f.Key == "" {
+			continue
+		}
+		section, _, _ := strings.Cut(f.Key, " ")
+		_, text, ok := strings.Cut(string(doc), "\n## `"+section+"`")
+		if !ok {
+			t.Errorf("--%s: docs/CONFIG.md has no section for %s", f.Name, f.Key)
+			continue
+		}
+		if next := strings.Index(text, "\n## "); next >= 0 {
+			text = text[:next]
+		}
+		if !strings.Contains(text, "--"+f.Name+"`") {
+			t.Errorf("docs/CONFIG.md's %s section does not name --%s, which sets %s too", section, f.Name, f.Key)
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // egressPlugins is a plugins folder with the egress test module as
@@ -208,6 +208,12 @@ action = "allow"
 identities = ["support-*"]
 tools = ["*"]
 action = "allow"
+
+[[access]]
+identities = ["support-*"]
+resources = ["notes://*"]
+prompts = ["review"]
+action = "allow"
 `)
 	for _, c := range []struct {
 		args []string
@@ -218,6 +224,9 @@ action = "allow"
 		{[]string{"support-ann", "text.count"}, `allowed by rule 3 (line 12): identities = ["support-*"], tools = ["*"], action = "allow"`, 0},
 		{[]string{"carol", "billing.refund", "--scope", "x", "--scope", "tools:billing"}, `allowed by rule 2 (line 7): scopes = ["tools:billing"], tools = ["billing.*"], action = "allow"`, 0},
 		{[]string{"carol", "billing.refund"}, `denied: no access rule matches, and with rules present an unmatched call is denied`, 1},
+		{[]string{"support-ann", "notes://todo", "--resource"}, `allowed by rule 4 (line 17): identities = ["support-*"], resources = ["notes://*"], prompts = ["review"], action = "allow"`, 0},
+		{[]string{"support-ann", "file:///etc/passwd", "--resource"}, `denied: no access rule matches, and with rules present an unmatched call is denied`, 1},
+		{[]string{"support-ann", "review", "--prompt"}, `allowed by rule 4 (line 17): identities = ["support-*"], resources = ["notes://*"], prompts = ["review"], action = "allow"`, 0},
 	} {
 		out, errOut, code := runBinary(t, nil, append([]string{"access", "check", "--config", conf}, c.args...)...)
 		if code != c.code || strings.TrimSpace(out) != c.out {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // TestCGuest: the C example tool, built from source with clang and

@@ -14,8 +14,9 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
+	toolserver "github.com/toolhost/toolhost/server"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -165,20 +166,20 @@ func TestE2EColdStartStdio(t *testing.T) {
 }
 
 // status fetches GET /status as `toolhost status --json` prints it.
-func status(t *testing.T, s *server) statusReport {
+func status(t *testing.T, s *server) toolserver.StatusReport {
 	t.Helper()
 	out, errOut, code := s.cli(t, "status", "--json")
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	var r statusReport
+	var r toolserver.StatusReport
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 	return r
 }
 
-func stateOf(r statusReport, file string) (string, string) {
+func stateOf(r toolserver.StatusReport, file string) (string, string) {
 	for _, m := range r.Modules {
 		if filepath.Base(m.Path) == file {
 			return m.State, m.Reason
@@ -189,7 +190,7 @@ func stateOf(r statusReport, file string) (string, string) {
 
 // pollStatus asks /status until ok holds (a generous deadline: compiles
 // on a loaded machine), and returns the report that satisfied it.
-func pollStatus(t *testing.T, s *server, what string, ok func(statusReport) bool) statusReport {
+func pollStatus(t *testing.T, s *server, what string, ok func(toolserver.StatusReport) bool) toolserver.StatusReport {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -248,7 +249,7 @@ func TestE2EDroppedInAndRefusedModules(t *testing.T) {
 		}
 	}
 	place(emb[0], "text.wasm", nil)
-	pollStatus(t, s, "text.wasm listed", func(r statusReport) bool { st, _ := stateOf(r, "text.wasm"); return st == "serving" })
+	pollStatus(t, s, "text.wasm listed", func(r toolserver.StatusReport) bool { st, _ := stateOf(r, "text.wasm"); return st == "serving" })
 	cs := s.client(t)
 	res := callTool(t, cs, "text_count", map[string]any{"text": "a b"}, nil)
 	if got, _ := json.Marshal(res.StructuredContent); res.IsError || !strings.Contains(string(got), `"words":2`) {
@@ -264,7 +265,7 @@ func TestE2EDroppedInAndRefusedModules(t *testing.T) {
 		t.Fatal(err)
 	}
 	place("", "liar.wasm", liar)
-	r = pollStatus(t, s, "liar.wasm refused", func(r statusReport) bool { st, _ := stateOf(r, "liar.wasm"); return st == "refused" })
+	r = pollStatus(t, s, "liar.wasm refused", func(r toolserver.StatusReport) bool { st, _ := stateOf(r, "liar.wasm"); return st == "refused" })
 	if _, reason := stateOf(r, "liar.wasm"); !strings.Contains(reason, abi.ManifestSection+" section does not match") {
 		t.Fatalf("liar.wasm's reason: %q", reason)
 	}

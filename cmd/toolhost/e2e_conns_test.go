@@ -9,9 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 )
 
 // TestE2EAnonymousClientsCannotHoldConnections is issue 27 item 1 against
@@ -107,28 +104,4 @@ func (c *e2eConn) send(method, path, token, body string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return resp.StatusCode, string(b)
-}
-
-// TestHTTPConfigYieldsToFlags: [http] max_conns_per_peer sets the flag the
-// command line left alone, and loses to one it gave.
-func TestHTTPConfigYieldsToFlags(t *testing.T) {
-	c, err := config.Parse("x.toml", []byte("[http]\nmax_conns_per_peer = 7\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		args []string
-		want int
-	}{{nil, 7}, {[]string{"--max-conns-per-peer=5"}, 5}} {
-		cmd := &cobra.Command{}
-		var f serveFlags
-		addEdgeFlags(cmd, &f)
-		if err := cmd.Flags().Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		edgeFromConfig(cmd, c, &f)
-		if f.maxConnsPerPeer != tc.want {
-			t.Errorf("%v: --max-conns-per-peer %d; want %d", tc.args, f.maxConnsPerPeer, tc.want)
-		}
-	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // chromium is Debian's chromium, which .ci/run installs.
@@ -142,6 +142,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	err = chromedp.Do(ctx, poll(`Array.from(document.querySelectorAll("#view-breakers tbody tr")).some(r => r.textContent.includes("wat.guesterror") && r.textContent.includes("open"))`))
 	if err != nil {
 		t.Fatalf("the open breaker did not appear: %v\n%s", err, text("#view-breakers"))
+	}
+	// The chart, refreshed with the other views, counts alice's two calls
+	// in the last minute and draws them.
+	err = chromedp.Do(ctx, poll(`(() => { const c = document.querySelectorAll("#view-chart .chart-summary tbody td");
+		return c.length > 1 && c[1].textContent === "2" && document.querySelector("#view-chart svg polyline.rate") !== null; })()`))
+	if err != nil {
+		t.Fatalf("the chart did not count the calls: %v\n%s", err, text("#view-chart"))
 	}
 	if dir := os.Getenv("TOOLHOST_CONSOLE_SCREENSHOTS"); dir != "" {
 		// docs/console.png is made so:

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // serve with a quota and an egress grant: an external agent (the CLI) and a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // TestNewProjectServed: `toolhost new` writes a project outside the
@@ -28,6 +28,7 @@ func TestNewProjectServed(t *testing.T) {
 		{"greet", "go", "go", "abi/guest"},
 		{"wc", "c", "clang", ""},
 		{"stats", "rust", "", "abi/rust"},
+		{"kit", "as", "npm", ""},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			// The Go project's build must not reach the network for the

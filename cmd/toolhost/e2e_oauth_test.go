@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
-	"github.com/toolhost/toolhost/oauth/oauthtest"
+	"github.com/toolhost/toolhost/internal/testkit/oauthtest"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // TestE2EOAuth: serve with [auth.oauth] against a test issuer on loopback

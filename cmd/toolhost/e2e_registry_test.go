@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
+	toolserver "github.com/toolhost/toolhost/server"
 )
 
 // startDockerRegistry runs Debian's docker-registry (the CNCF distribution
@@ -103,5 +107,91 @@ func TestE2EDockerRegistry(t *testing.T) {
 	assertFile(t, filepath.Join(dir, "echo.wasm"), want)
 	if _, errs, code := runCLI(t, "pull", "--plugins", dir, "--key", pub, repo+":nope"); code == 0 || !strings.Contains(errs, "not found") {
 		t.Fatalf("unknown tag: %d %q", code, errs)
+	}
+}
+
+// With [trust] require = "signed", serve loads only what the lock file
+// records as verified: a hand-copied module is refused with the reason
+// (status, list, the log); a signed pull from a real registry into the
+// running server's folder hot-loads; an unverified pull is refused; a
+// file changed after its pull is refused while the pulled version serves.
+func TestE2ESignedOnly(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	reg := startDockerRegistry(t)
+	priv, pub := writeKeyPair(t, t.TempDir(), "cosign")
+	echo := testwasm.WAT(t, "host/testdata/wat/echo.wat")
+	counter := testwasm.WAT(t, "host/testdata/wat/counter.wat")
+	if _, errs, code := runCLI(t, "push", "--sign", priv, echo, "oci://"+reg+"/acme/echo:v1"); code != 0 {
+		t.Fatalf("push: %d %s", code, errs)
+	}
+	if _, errs, code := runCLI(t, "push", counter, "oci://"+reg+"/acme/counter:v1"); code != 0 {
+		t.Fatalf("push: %d %s", code, errs)
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(t.TempDir(), "toolhost.toml")
+	if err := os.WriteFile(conf, []byte("[trust]\nrequire = \"signed\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(counter)
+	if err := os.WriteFile(filepath.Join(dir, "byhand.wasm"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, dir, "--config", conf)
+	if st, reason := stateOf(status(t, s), "byhand.wasm"); st != "refused" || !strings.Contains(reason, "not trusted") || !strings.Contains(reason, "no entry for it") {
+		t.Fatalf("byhand.wasm: %q %q, want refused: not in the lock file", st, reason)
+	}
+	if out, _, code := s.cli(t, "list"); code != 0 || !strings.Contains(out, "byhand.wasm") || !strings.Contains(out, "not trusted") {
+		t.Fatalf("toolhost list does not show the refusal:\n%s", out)
+	}
+	res, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !regexp.MustCompile(`byhand\.wasm: refused [0-9a-f]{64} \(not trusted: byhand\.wasm: the lock file has no entry`).Match(body) {
+		t.Fatalf("/readyz does not give the refusal's reason:\n%s", body)
+	}
+
+	watch := s.watchTools(t)
+	if _, errs, code := runCLI(t, "pull", "--plugins", dir, "--key", pub, "oci://"+reg+"/acme/echo:v1"); code != 0 {
+		t.Fatalf("pull: %d %s", code, errs)
+	}
+	watch.await(t, "wat_echo", true, "a signed pull into the folder")
+	if res := callTool(t, watch.ClientSession, "wat_echo", map[string]any{"x": 1}, nil); res.IsError {
+		t.Fatalf("wat_echo: %+v", res)
+	}
+
+	if _, errs, code := runCLI(t, "pull", "--plugins", dir, "--insecure-skip-verify", "oci://"+reg+"/acme/counter:v1"); code != 0 {
+		t.Fatalf("unverified pull: %d %s", code, errs)
+	}
+	pollStatus(t, s, "counter.wasm refused", func(r toolserver.StatusReport) bool {
+		st, reason := stateOf(r, "counter.wasm")
+		return st == "refused" && strings.Contains(reason, "without a verified signature")
+	})
+
+	// echo.wasm changed by hand after its pull: refused, the pulled bytes
+	// keep serving.
+	e, _ := os.ReadFile(echo)
+	tmp := filepath.Join(dir, ".edit")
+	if err := os.WriteFile(tmp, append(e, 0, 3, 1, 'x', 0), 0o644); err != nil { // an extra custom section
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "echo.wasm")); err != nil {
+		t.Fatal(err)
+	}
+	pollStatus(t, s, "the edited echo.wasm refused", func(r toolserver.StatusReport) bool {
+		for _, f := range r.Modules {
+			if strings.HasSuffix(f.Path, "echo.wasm") && f.State == "refused" && strings.Contains(f.Reason, "changed after the pull") {
+				return true
+			}
+		}
+		return false
+	})
+	if !watch.has(t, "wat_echo") {
+		t.Fatal("the pulled echo.wasm stopped serving when its file was edited")
+	}
+	if log := s.stderr.String(); !strings.Contains(log, "not trusted") {
+		t.Errorf("the server log does not name the refusals:\n%s", log)
 	}
 }

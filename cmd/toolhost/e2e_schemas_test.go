@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/transport"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
+	"github.com/toolhost/toolhost/internal/testkit/otlptest"
 )
 
 // traceUpstream is a local TLS upstream (see start) that records the

@@ -6,21 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/governor"
-	"github.com/toolhost/toolhost/registry"
 )
 
 func newGovernorCmd() *cobra.Command {
@@ -198,20 +194,6 @@ func rpcURL(server string) (string, error) {
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + "/rpc"
 	u.RawQuery = ""
 	return u.String(), nil
-}
-
-// warnUnusedGrants logs each egress grant no loaded module can use: the
-// file name is probably misspelt.
-func warnUnusedGrants(cfg *config.Config, tools interface{ Registry() *registry.Registry }, logger *slog.Logger) {
-	loaded := map[string]bool{}
-	for _, t := range tools.Registry().List() {
-		loaded[filepath.Base(t.Module.Path)] = true
-	}
-	for name := range cfg.EgressGrants() {
-		if !loaded[name] {
-			logger.Warn("config grants egress to a module the plugins folder does not have", "module", name)
-		}
-	}
 }
 
 // topAgents is the table's summary of a quota's agents: the n that used

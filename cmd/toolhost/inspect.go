@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolhost/toolhost/abi"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,10 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				ABI    int    `json:"abi"`
 				Extism string `json:"extism,omitempty"`
 				Tools  any    `json:"tools"`
-			}{m.Path, m.SHA256, m.Manifest.ABI, m.ExtismInterface(), m.Tools}
+				// What the module offers beside its tools, when it does.
+				abi.Listing
+				DynamicOffers bool `json:"dynamic_offers,omitempty"`
+			}{m.Path, m.SHA256, m.Manifest.ABI, m.ExtismInterface(), m.Tools, m.Manifest.Listing, m.Manifest.DynamicOffers}
 			enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)

@@ -23,10 +23,13 @@ serve picks it up. make test runs the tests natively. Languages: ` + strings.Joi
 A Go project requires the guest SDK module github.com/toolhost/toolhost/abi/guest
 ` + scaffold.SDKVersion + ` from the module proxy; --sdk DIR replaces it with a local copy
 (abi/guest of a toolhost checkout). A Rust project needs --sdk: the toolhost
-crate's folder (abi/rust of a checkout), which is not published.`,
+crate's folder (abi/rust of a checkout), which is not published. A C project
+carries a copy of toolhost.h, an AssemblyScript one a copy of the SDK's
+sources (toolhost/) and fetches AssemblyScript itself with npm ci.`,
 		Example: `  toolhost new greet --lang go --plugins ./plugins && make -C greet
   toolhost new wc --lang c --plugins /srv/toolhost/plugins
-  toolhost new stats --lang rust --sdk ~/src/toolhost/abi/rust`,
+  toolhost new stats --lang rust --sdk ~/src/toolhost/abi/rust
+  toolhost new slug --lang as && make -C slug test`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o := scaffold.Options{Name: args[0], Lang: lang, Dir: dir}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/plan"
 	"github.com/toolhost/toolhost/registry"
+	toolserver "github.com/toolhost/toolhost/server"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -116,7 +117,11 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 	}
 	// The operator's config applies to in-process runs as it does to
 	// serve: limits, tool overrides, quotas and egress grants.
-	op, err := newOperator(f.config, nil, nil)
+	conf, err := toolserver.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	op, err := toolserver.NewOperator(conf, nil)
 	if err != nil {
 		return err
 	}
@@ -129,7 +134,7 @@ func runPlan(cmd *cobra.Command, f planFlags, path string) error {
 			return rt, nil
 		}
 		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		r, err := host.New(ctx, op.hostConfig(f.cacheDir, logger))
+		r, err := host.New(ctx, op.HostConfig(f.cacheDir, logger, compileLimits()))
 		rt = r
 		return r, err
 	}
@@ -265,12 +270,12 @@ func choosePlanner(ctx context.Context, name string, file *plan.File, runtime fu
 // local runs steps in process: the plugins folder behind a dispatcher, whose
 // retries the executor follows on a bus.
 func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, error), stderr io.Writer,
-	op *operator, cfg *plan.Config) error {
+	op *toolserver.Operator, cfg *plan.Config) error {
 	rt, err := runtime()
 	if err != nil {
 		return err
 	}
-	loaded, err := loader.Load(ctx, rt, plugins, op.loaderOptions(false))
+	loaded, err := loader.Load(ctx, rt, plugins, op.LoaderOptions(false, plugins))
 	if err != nil {
 		return err
 	}
@@ -278,7 +283,9 @@ func local(ctx context.Context, plugins string, runtime func() (*host.Runtime, e
 		fmt.Fprintf(stderr, "toolhost: skip %s: %s\n", le.Path, le.Reason)
 	}
 	bus := events.NewBus(nil)
-	d := dispatcher.New(loaded.Registry, dispatcherConfig(op.conf, dispatcher.Config{Events: bus, Governor: op.gov}))
+	dc := op.DispatcherConfig()
+	dc.Events = bus
+	d := dispatcher.New(loaded.Registry, dc)
 	cfg.Dispatcher = byEitherName{d: d, reg: loaded.Registry}
 	cfg.Bus = bus
 	cfg.Reusable = func(name string) bool {

@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
+	"github.com/toolhost/toolhost/internal/config"
+	"github.com/toolhost/toolhost/internal/oci"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
-	"github.com/toolhost/toolhost/oci"
 )
 
 func newPullCmd() *cobra.Command {
@@ -35,29 +37,29 @@ Without a reference, pull fetches again every module toolhost.lock records,
 by the digest it pins (a tag that has moved since is not followed).
 
 Plain HTTP is used only for a loopback registry or one given with
---insecure-registry. Credentials come from the Docker config file
-($DOCKER_CONFIG/config.json, as 'docker login' writes it).`,
+--insecure-registry (or [registries."HOST"] insecure = true in the config
+file). Credentials come from the config file's [registries."HOST"]
+(username and password, or token, each a secret reference such as
+{env = "GHCR_TOKEN"}), else the Docker config file ($DOCKER_CONFIG/config.json,
+as 'docker login' writes it).`,
 		Example: `  toolhost pull --key cosign.pub oci://ghcr.io/acme/echo:v1
   toolhost pull --key cosign.pub oci://localhost:5000/echo@sha256:4f1c…
   toolhost pull --key cosign.pub   # what plugins/toolhost.lock pins`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, trusted, err := registryOptions(configFile, insecure)
+			if err != nil {
+				return err
+			}
+			insecure = opts.Insecure
 			var ref oci.Reference
 			if len(args) == 1 {
-				var err error
 				if ref, err = oci.ParseReference(args[0], insecure); err != nil {
 					return err
 				}
 			}
-			keys := keyFiles
-			if configFile != "" {
-				cfg, err := config.Load(configFile)
-				if err != nil {
-					return err
-				}
-				keys = append(trustKeys(configFile, cfg.Trust.Keys), keys...)
-			}
-			c := oci.New(oci.Options{Insecure: insecure})
+			keys := append(trusted, keyFiles...)
+			c := oci.New(opts)
 			v, err := newVerifier(c, keys, skipVerify)
 			if err != nil {
 				return err
@@ -72,13 +74,8 @@ Plain HTTP is used only for a loopback registry or one given with
 			if len(args) == 0 {
 				return repull(cmd, c, v, plugins, lock, insecure)
 			}
-			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins)
+			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins, lock, ref.String())
 			if err != nil {
-				return err
-			}
-			entry.Reference = ref.String()
-			lock.Set(entry)
-			if err := lock.Write(plugins); err != nil {
 				return err
 			}
 			printPulled(cmd, plugins, entry)
@@ -88,9 +85,34 @@ Plain HTTP is used only for a loopback registry or one given with
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringSliceVar(&keyFiles, "key", nil, "trusted public key FILE.pub (PEM, as cosign writes it; repeatable)")
-	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust (docs/CONFIG.md)")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust and [registries] to use (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&skipVerify, "insecure-skip-verify", false, "write the module without checking its signature (this pull only)")
 	return cmd
+}
+
+// registryOptions are the registry client's options from the config file
+// (none when configFile is empty): its [registries] credentials (secrets
+// resolved) before the Docker config file's, its insecure registries after
+// the flag's, and its [trust] keys.
+func registryOptions(configFile string, insecure []string) (oci.Options, []string, error) {
+	if configFile == "" {
+		return oci.Options{Insecure: insecure}, nil, nil
+	}
+	cfg, err := config.Load(configFile)
+	if err == nil {
+		err = cfg.ResolveSecrets()
+	}
+	if err != nil {
+		return oci.Options{}, nil, err
+	}
+	creds := map[string]oci.Credentials{}
+	for host, r := range cfg.Registries {
+		if r.Username != "" || !r.Token.IsZero() {
+			creds[host] = oci.Credentials{Username: r.Username, Password: r.Password.Value(), IdentityToken: r.Token.Value()}
+		}
+	}
+	opts := oci.Options{Insecure: append(slices.Clone(insecure), cfg.InsecureRegistries()...), Keychain: oci.ConfigKeychain(creds, nil)}
+	return opts, trustKeys(configFile, cfg.Trust.Keys), nil
 }
 
 // trustKeys resolves [trust] keys: a relative file name is relative to
@@ -150,7 +172,7 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 		if ref, err = ref.AtDigest(m.Digest); err != nil {
 			return err
 		}
-		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, m.Name)
+		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, lock, m.Reference, m.Name)
 		if err != nil {
 			return err
 		}
@@ -160,9 +182,10 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 }
 
 // pullInto fetches ref and writes it into dir, as name when one is given
-// (else oci.ModuleName). wantModule, when set, is the module digest the
+// (else oci.ModuleName), recording it in lock (and dir's lock file) as
+// pulled from record. wantModule, when set, is the module digest the
 // bytes must have.
-func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, name ...string) (oci.LockedFile, error) {
+func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, lock *oci.Lock, record string, name ...string) (oci.LockedFile, error) {
 	a, err := c.Pull(ctx, ref)
 	if err != nil {
 		return oci.LockedFile{}, err
@@ -184,10 +207,21 @@ func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference,
 	if len(name) > 0 {
 		n = name[0]
 	}
-	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
+	entry := oci.LockedFile{Name: n, Reference: record, Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}
+	// The lock file first: a server that loads only what it vouches for
+	// ([trust] require = "signed") must find the entry when the module
+	// lands. A module that cannot be written takes its entry back out.
+	before := slices.Clone(lock.Modules)
+	lock.Set(entry)
+	if err := lock.Write(dir); err != nil {
+		lock.Modules = before
 		return oci.LockedFile{}, err
 	}
-	return oci.LockedFile{Name: n, Reference: ref.String(), Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}, nil
+	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
+		lock.Modules = before
+		return oci.LockedFile{}, errors.Join(err, lock.Write(dir))
+	}
+	return entry, nil
 }
 
 func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
@@ -196,7 +230,7 @@ func printPulled(cmd *cobra.Command, dir string, m oci.LockedFile) {
 
 func newPushCmd() *cobra.Command {
 	var insecure []string
-	var signKey string
+	var signKey, configFile string
 	cmd := &cobra.Command{
 		Use:   "push FILE.wasm oci://REGISTRY/REPO[:TAG]",
 		Short: "Publish a tool module to an OCI registry",
@@ -219,7 +253,11 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 			if _, err := wasmcheck.Check(b); err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			ref, err := oci.ParseReference(args[1], insecure)
+			opts, _, err := registryOptions(configFile, insecure)
+			if err != nil {
+				return err
+			}
+			ref, err := oci.ParseReference(args[1], opts.Insecure)
 			if err != nil {
 				return err
 			}
@@ -233,7 +271,7 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 					return fmt.Errorf("%s: %w", signKey, err)
 				}
 			}
-			c := oci.New(oci.Options{Insecure: insecure})
+			c := oci.New(opts)
 			pinned, err := c.Push(cmd.Context(), ref, b)
 			if err != nil {
 				return err
@@ -249,5 +287,6 @@ PEM key) and adds the signature to the sha256-HEX.sig tag, as 'cosign sign
 	}
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringVar(&signKey, "sign", "", "sign with this private key FILE (cosign's format; $COSIGN_PASSWORD)")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [registries] to use (docs/CONFIG.md)")
 	return cmd
 }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
-	"github.com/toolhost/toolhost/internal/testwasm"
-	"github.com/toolhost/toolhost/oci"
+	"github.com/toolhost/toolhost/internal/oci"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // TestPushPullLock pushes a module to an in-process registry, pulls it by
@@ -191,4 +191,46 @@ func TestPullRefusesBadReference(t *testing.T) {
 	if code == 0 || !strings.Contains(errs, "records no modules") {
 		t.Fatalf("%d %q", code, errs)
 	}
+}
+
+// A registry that asks for basic credentials: push and pull with the
+// config file's [registries."HOST"] (the password a secret reference from
+// the environment); without it, refused with the registry's answer.
+func TestPushPullConfigCredentials(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir()) // no credentials of the machine's
+	h := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "bot" || p != "s3cret-token" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	repo := "oci://" + host + "/tools/echo:v1"
+	echo := testwasm.WAT(t, "host/testdata/wat/echo.wat")
+
+	if _, errs, code := runCLI(t, "push", echo, repo); code == 0 || !strings.Contains(errs, "authentication") {
+		t.Fatalf("push without credentials: %d %q, want the registry's refusal", code, errs)
+	}
+	cfg := filepath.Join(t.TempDir(), "toolhost.toml")
+	body := "[registries.\"" + host + "\"]\nusername = \"bot\"\npassword = {env = \"TEST_REGISTRY_TOKEN\"}\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runCLI(t, "push", "--config", cfg, echo, repo); code == 0 || !strings.Contains(errs, "TEST_REGISTRY_TOKEN is not set") {
+		t.Fatalf("push with an unset secret: %d %q, want it named", code, errs)
+	}
+	t.Setenv("TEST_REGISTRY_TOKEN", "s3cret-token")
+	if _, errs, code := runCLI(t, "push", "--config", cfg, echo, repo); code != 0 {
+		t.Fatalf("push with the config's credentials: %d %s", code, errs)
+	}
+	dir := t.TempDir()
+	if _, errs, code := runCLI(t, "pull", "--config", cfg, "--insecure-skip-verify", "--plugins", dir, repo); code != 0 {
+		t.Fatalf("pull with the config's credentials: %d %s", code, errs)
+	}
+	want, _ := os.ReadFile(echo)
+	assertFile(t, filepath.Join(dir, "echo.wasm"), want)
 }

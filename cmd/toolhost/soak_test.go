@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/transport"
 	"go.uber.org/goleak"
 )

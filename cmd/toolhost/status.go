@@ -4,104 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"github.com/toolhost/toolhost/config"
-	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/loader"
+	toolserver "github.com/toolhost/toolhost/server"
 )
-
-// statusReport is what GET /status answers and `toolhost status` prints:
-// the server, and what it does with every file of its plugins folder.
-type statusReport struct {
-	Version    string   `json:"version"`
-	Transports []string `json:"transports"`
-	Plugins    string   `json:"plugins"`
-	// Starting is /readyz's progress note while modules present at start
-	// are not all listed; empty after.
-	Starting string             `json:"starting,omitempty"`
-	Cache    statusCache        `json:"cache"`
-	Grants   []statusGrant      `json:"grants"`
-	Modules  []loader.FileState `json:"modules"`
-}
-
-type statusCache struct {
-	// Dir is the compilation and describe cache folder; empty: none.
-	Dir string `json:"dir"`
-	// Entries is how many compiled modules the cache holds.
-	Entries int `json:"entries"`
-	// Hits and Misses count module loads since the start that the cache
-	// served and those it had to compile.
-	Hits   uint64 `json:"hits"`
-	Misses uint64 `json:"misses"`
-	// Compiling and Resident are the runtime's modules compiling now and
-	// with code in memory.
-	Compiling int64 `json:"compiling"`
-	Resident  int   `json:"resident"`
-}
-
-// statusGrant is one egress grant, without the header values it injects
-// (secrets): their names only.
-type statusGrant struct {
-	Module  string   `json:"module"`
-	Hosts   []string `json:"hosts"`
-	Methods []string `json:"methods,omitempty"`
-	Schemes []string `json:"schemes,omitempty"`
-	Headers []string `json:"injected_headers,omitempty"`
-}
-
-// statusSource is what a server reports from.
-type statusSource struct {
-	plugins    string
-	transports []string
-	cfg        *config.Config
-	rt         *host.Runtime
-	live       *loader.Live
-}
-
-func (s *statusSource) report() statusReport {
-	r := statusReport{Version: version, Transports: s.transports, Plugins: s.plugins, Starting: s.live.StartingNote(),
-		Grants: []statusGrant{}, Modules: s.live.Files()}
-	r.Cache.Dir = s.rt.CacheDir()
-	r.Cache.Entries, _ = s.rt.CacheEntries()
-	r.Cache.Hits, r.Cache.Misses = s.live.CacheStats()
-	st := s.rt.ModuleStats()
-	r.Cache.Compiling, r.Cache.Resident = st.Compiling, st.Resident
-	grants := s.cfg.EgressGrants()
-	for _, name := range slices.Sorted(maps.Keys(grants)) {
-		g := grants[name]
-		sg := statusGrant{Module: name, Hosts: g.Hosts, Methods: g.Methods, Schemes: g.Schemes}
-		for _, hs := range g.Headers {
-			for h := range hs {
-				if !slices.Contains(sg.Headers, h) {
-					sg.Headers = append(sg.Headers, h)
-				}
-			}
-		}
-		slices.Sort(sg.Headers)
-		r.Grants = append(r.Grants, sg)
-	}
-	if r.Modules == nil {
-		r.Modules = []loader.FileState{}
-	}
-	return r
-}
-
-// handler answers GET /status (behind the same authentication as /mcp).
-func (s *statusSource) handler() http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(s.report())
-	}
-}
 
 func newStatusCmd() *cobra.Command {
 	var server string
@@ -188,10 +99,10 @@ func printModules(w io.Writer, mods []loader.FileState) error {
 
 // fetchStatus gets GET /status from the server whose MCP endpoint is
 // server.
-func fetchStatus(cmd *cobra.Command, server string) (*statusReport, error) {
-	u, err := url.Parse(server)
+func fetchStatus(cmd *cobra.Command, serverURL string) (*toolserver.StatusReport, error) {
+	u, err := url.Parse(serverURL)
 	if err != nil {
-		return nil, fmt.Errorf("--server %q: %w", server, err)
+		return nil, fmt.Errorf("--server %q: %w", serverURL, err)
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp") + "/status"
 	u.RawQuery = ""
@@ -208,7 +119,7 @@ func fetchStatus(cmd *cobra.Command, server string) (*statusReport, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: %s: %s", u, resp.Status, strings.TrimSpace(string(raw)))
 	}
-	var r statusReport
+	var r toolserver.StatusReport
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("%s: not a status report: %v", u, err)
 	}

@@ -229,16 +229,16 @@ func checkInvariants(t *testing.T, o objects) {
 	}
 }
 
-// The probe paths are the server's: cmd/toolhost registers GET /readyz and
-// GET /healthz on its mux.
+// The probe paths are the server's: package server registers GET /readyz
+// and GET /healthz on its mux.
 func TestProbePathsAreTheServers(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "cmd", "toolhost", "serve.go"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "server", "server.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{`"GET /readyz"`, `"GET /healthz"`} {
 		if !bytes.Contains(src, []byte(p)) {
-			t.Errorf("cmd/toolhost/serve.go no longer registers %s: the chart's probes must follow", p)
+			t.Errorf("server/server.go no longer registers %s: the chart's probes must follow", p)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/toolhost/toolhost/governor"
 	"github.com/toolhost/toolhost/governor/redisstore"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 func conn(t *testing.T, srv *redistest.Server) *redisconn.Conn {

@@ -11,7 +11,7 @@ import (
 	"github.com/toolhost/toolhost/idempotency/redisstore"
 	"github.com/toolhost/toolhost/idempotency/storetest"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // replicas returns n stores, each with its own connection (as n replicas

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolhost/toolhost/hostconf"
+	"github.com/toolhost/toolhost/internal/hostconf"
 	"github.com/toolhost/toolhost/internal/hostmatch"
 )
 

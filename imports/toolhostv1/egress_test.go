@@ -19,7 +19,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // Every test here talks to httptest servers on 127.0.0.1 only.

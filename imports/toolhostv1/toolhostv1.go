@@ -61,4 +61,5 @@ func exportFunctions(b wazero.HostModuleBuilder) {
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(httpResponse), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("buf_ptr", "buf_len").Export(abi.ImportHTTPResponse)
 	exportNotes(b) // progress and log
+	exportInput(b) // the answers to an input request
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/guestinput"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
@@ -32,6 +33,7 @@ func TestBuilderExports(t *testing.T) {
 		abi.ImportHTTPResponse: {{i32, i32}, {i32}},
 		abi.ImportProgress:     {{f64, f64, i32, i32}, {i32}},
 		abi.ImportLog:          {{i32, i32, i32}, {i32}},
+		abi.ImportInput:        {{i32, i32}, {i32}},
 	}
 	got := c.ExportedFunctions()
 	if len(got) != len(want) {
@@ -93,6 +95,42 @@ func TestFunctionsWithoutCall(t *testing.T) {
 		}
 		if got := api.DecodeI32(res[0]); got != -1 {
 			t.Errorf("%s without a call = %d, want -1", name, got)
+		}
+	}
+}
+
+// input answers 0 to a call that resumes nothing, whatever the buffer,
+// and the document's length to the length query of one that does, without
+// touching memory (this guest has none; the C and AssemblyScript tests in
+// package host check the copy).
+func TestInputLengths(t *testing.T) {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer r.Close(ctx)
+	if _, err := toolhostv1.Instantiate(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	guest, err := r.Instantiate(ctx, guestCalling(abi.ImportInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := guestinput.WithResume(ctx, []byte(`{"responses":{}}`))
+	for _, tc := range []struct {
+		ctx    context.Context
+		ptr, n uint64
+		want   int32
+		what   string
+	}{
+		{ctx, 0, 0, 0, "a first call"},
+		{ctx, 16, 64, 0, "a first call with a buffer"},
+		{resumed, 0, 0, 16, "the length query"},
+	} {
+		res, err := guest.ExportedFunction("f0").Call(tc.ctx, tc.ptr, tc.n)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if got := api.DecodeI32(res[0]); got != tc.want {
+			t.Errorf("%s = %d, want %d", tc.what, got, tc.want)
 		}
 	}
 }

@@ -200,3 +200,64 @@ func TestViolationIsCaught(t *testing.T) {
 		}
 	}
 }
+
+// readPublic reads the "Public:" line under "## Packages": the packages
+// outside internal/ and cmd/ an outsider may import.
+func readPublic(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for line := range strings.Lines(string(doc)) {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			in = strings.TrimSpace(line) == "## Packages"
+		case in && strings.HasPrefix(line, "Public: "):
+			var pkgs []string
+			for _, m := range tick.FindAllStringSubmatch(line, -1) {
+				pkgs = append(pkgs, m[1])
+			}
+			return pkgs
+		}
+	}
+	t.Fatal(`ARCHITECTURE.md has no "Public: " line under ## Packages`)
+	return nil
+}
+
+// isInternal: under an internal/ folder (the go command keeps such a
+// package from outsiders), or a command under cmd/.
+func isInternal(pkg string) bool {
+	return pkg == "internal" || strings.HasPrefix(pkg, "internal/") || strings.Contains(pkg, "/internal/") ||
+		strings.HasSuffix(pkg, "/internal") || strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "third_party/")
+}
+
+// TestOnlyListedPackagesArePublic: a package an outsider can import is a
+// decision, written down; anything else goes under internal/.
+func TestOnlyListedPackagesArePublic(t *testing.T) {
+	public := readPublic(t)
+	all := deps(t)
+	for full := range all {
+		pkg := strings.TrimPrefix(full, module+"/")
+		if !isInternal(pkg) && !slices.Contains(public, pkg) {
+			t.Errorf("package %s can be imported by anyone, but docs/ARCHITECTURE.md's Public line does not list it: list it, or move it under internal/", pkg)
+		}
+	}
+	for _, pkg := range public {
+		if _, ok := all[module+"/"+pkg]; !ok || isInternal(pkg) {
+			t.Errorf("docs/ARCHITECTURE.md's Public line names %s, which is not a public package of the module", pkg)
+		}
+	}
+}
+
+func TestIsInternal(t *testing.T) {
+	for pkg, want := range map[string]bool{
+		"internal/config": true, "host/internal/kick": true, "cmd/toolhost": true, "cmd/toolhost-storm/internal/storm": true,
+		"third_party/wazero/api": true, "host": false, "internalx": false, "breaker/redisstore": false,
+	} {
+		if got := isInternal(pkg); got != want {
+			t.Errorf("isInternal(%q) = %v, want %v", pkg, got, want)
+		}
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 func nextChange(t *testing.T, ch <-chan error) error {

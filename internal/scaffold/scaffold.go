@@ -15,11 +15,13 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Langs are the languages a project can be made in, as --lang names them.
-var Langs = []string{"go", "c", "rust"}
+var Langs = []string{"go", "c", "rust", "as"}
 
 // SDKVersion is the version of the Go guest SDK module a Go project
 // requires when no local checkout is given (Options.SDK).
@@ -45,7 +47,8 @@ type Options struct {
 	// a toolhost checkout) the project's go.mod replaces the published
 	// one with; empty requires SDKVersion from the module proxy. For Rust
 	// it is the toolhost crate (abi/rust of a checkout), which is not
-	// published: a Rust project needs it.
+	// published: a Rust project needs it. C and AssemblyScript projects
+	// carry a copy of their SDK (toolhost.h; toolhost/*.ts) and ignore it.
 	SDK string
 }
 
@@ -54,6 +57,10 @@ var ErrName = errors.New("a project name is a lower-case letter, then lower-case
 
 // ErrRustSDK is returned for a Rust project without Options.SDK.
 var ErrRustSDK = errors.New("a Rust project needs the toolhost crate's folder (--sdk: abi/rust of a toolhost checkout); it is not published")
+
+// ErrPath is returned for an SDK, plugins or toolhost path holding a
+// control character, which no go.mod, Cargo.toml or Makefile can carry.
+var ErrPath = errors.New("a path given to toolhost new holds a control character")
 
 // LangError is returned for a language scaffold does not know.
 type LangError struct{ Lang string }
@@ -89,6 +96,10 @@ func Write(o Options) ([]string, error) {
 	if o.Lang == "rust" && o.SDK == "" {
 		return nil, ErrRustSDK
 	}
+	if strings.ContainsFunc(o.SDK, unicode.IsControl) || strings.ContainsFunc(o.Plugins, unicode.IsControl) ||
+		strings.ContainsFunc(o.Toolhost, unicode.IsControl) {
+		return nil, ErrPath
+	}
 	files, err := render(root, o)
 	if err != nil {
 		return nil, err
@@ -101,17 +112,17 @@ type fileSet map[string][]byte
 // render fills in every template (FILE.tmpl) under root, naming each
 // output after it without the suffix; other files are copied as they are
 // (the C SDK's header, a copy of abi/c/toolhost.h that make abi-bundle
-// refreshes). The placeholders are plain {{WORD}}s rather than
+// refreshes; the AssemblyScript SDK's sources likewise). The placeholders are plain {{WORD}}s rather than
 // text/template: text/template would keep every exported method in the
 // server's binary (docs/BENCHMARKS.md, "The binary").
 func render(root string, o Options) (fileSet, error) {
 	sdkReplace := ""
 	if o.SDK != "" && o.Lang == "go" {
 		sdkReplace = "\n\n// A local copy of the guest SDK (toolhost new --sdk); delete this line to\n" +
-			"// build against the published module.\nreplace github.com/toolhost/toolhost/abi/guest => " + o.SDK
+			"// build against the published module.\nreplace github.com/toolhost/toolhost/abi/guest => " + goModPath(o.SDK)
 	}
 	fill := strings.NewReplacer("{{NAME}}", o.Name, "{{PLUGINS}}", o.Plugins, "{{TOOLHOST}}", o.Toolhost,
-		"{{SDK_VERSION}}", SDKVersion, "{{SDK_REPLACE}}", sdkReplace, "{{SDK}}", o.SDK)
+		"{{SDK_VERSION}}", SDKVersion, "{{SDK_REPLACE}}", sdkReplace, "{{SDK}}", tomlString(o.SDK))
 	files := fileSet{}
 	err := fs.WalkDir(templates, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -130,6 +141,21 @@ func render(root string, o Options) (fileSet, error) {
 		return nil
 	})
 	return files, err
+}
+
+// goModPath is p as go.mod writes a path: bare, or quoted when it holds
+// a space or a quote, as go mod edit does.
+func goModPath(p string) string {
+	if strings.ContainsAny(p, " \t\"'`\\") {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// tomlString is p escaped for the inside of a TOML basic string (no
+// control characters: Write refused those).
+func tomlString(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p)
 }
 
 // write puts the files into dir, which must not hold any yet.

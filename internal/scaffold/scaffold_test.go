@@ -2,12 +2,16 @@ package scaffold_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/toolhost/toolhost/internal/scaffold"
 )
 
@@ -24,6 +28,50 @@ func TestHeaderIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("internal/scaffold/templates/c/toolhost.h differs from abi/c/toolhost.h: run make abi-bundle")
+	}
+}
+
+// The AssemblyScript template carries a copy of the SDK's sources, its
+// lock file (named for the project) and its compiler options, refreshed
+// by make abi-bundle: a project must start from the current SDK.
+func TestASCopyIsCurrent(t *testing.T) {
+	sdk := "../../abi/assemblyscript/"
+	srcs, err := filepath.Glob(sdk + "assembly/*.ts")
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("no SDK sources: %v", err)
+	}
+	copies, _ := filepath.Glob("templates/as/toolhost/*.ts")
+	if len(copies) != len(srcs) {
+		t.Errorf("templates/as/toolhost has %d files, the SDK %d: run make abi-bundle", len(copies), len(srcs))
+	}
+	for _, src := range srcs {
+		want, _ := os.ReadFile(src)
+		got, err := os.ReadFile("templates/as/toolhost/" + filepath.Base(src))
+		if _, body, _ := bytes.Cut(got, []byte("\n")); err != nil || !bytes.Equal(body, want) {
+			t.Errorf("templates/as/toolhost/%s differs from %s: run make abi-bundle", filepath.Base(src), src)
+		}
+	}
+	lock, _ := os.ReadFile(sdk + "package-lock.json")
+	tmpl, _ := os.ReadFile("templates/as/package-lock.json.tmpl")
+	if want := bytes.ReplaceAll(lock, []byte(`"@toolhost/guest"`), []byte(`"{{NAME}}"`)); !bytes.Equal(tmpl, want) {
+		t.Error("templates/as/package-lock.json.tmpl is not the SDK's lock file: run make abi-bundle")
+	}
+	type asconfig struct {
+		Targets map[string]map[string]any
+		Options map[string]any
+	}
+	var a, b asconfig
+	for p, v := range map[string]*asconfig{sdk + "asconfig.json": &a, "templates/as/asconfig.json": &b} {
+		raw, err := os.ReadFile(p)
+		if err == nil {
+			err = json.Unmarshal(raw, v)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("templates/as/asconfig.json's targets and options differ from the SDK's:\n%v\n%v", b, a)
 	}
 }
 
@@ -118,5 +166,49 @@ func TestWriteRefuses(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(keep); string(b) != "mine" {
 		t.Fatal("a file of an existing folder was overwritten")
+	}
+}
+
+// An SDK path with spaces and quotes (and, for Cargo.toml, a backslash,
+// which go.mod reads as a Windows path) reaches go.mod and Cargo.toml as
+// the same path; one with a control character is refused.
+func TestWriteQuotesSDKPaths(t *testing.T) {
+	base := filepath.Join(t.TempDir(), `my "sdk" dir`)
+	for lang, sdk := range map[string]string{"go": base, "rust": base + `\x`} {
+		dir := filepath.Join(t.TempDir(), "p")
+		if _, err := scaffold.Write(scaffold.Options{Name: "q", Lang: lang, Dir: dir, Plugins: "/p", Toolhost: "toolhost", SDK: sdk}); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if lang == "go" {
+			out, err := exec.Command("go", "mod", "edit", "-json", filepath.Join(dir, "go.mod")).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go mod edit: %v\n%s", err, out)
+			}
+			var mod struct {
+				Replace []struct{ New struct{ Path string } }
+			}
+			if err := json.Unmarshal(out, &mod); err != nil || len(mod.Replace) != 1 {
+				t.Fatalf("go.mod: %v %s", err, out)
+			}
+			got = mod.Replace[0].New.Path
+		} else {
+			raw, _ := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+			var c struct {
+				Dependencies map[string]any `toml:"dependencies"`
+			}
+			if err := toml.Unmarshal(raw, &c); err != nil {
+				t.Fatalf("Cargo.toml: %v\n%s", err, raw)
+			}
+			dep, _ := c.Dependencies["toolhost"].(map[string]any)
+			got, _ = dep["path"].(string)
+		}
+		if got != sdk {
+			t.Errorf("%s: the SDK path reads back as %q, want %q", lang, got, sdk)
+		}
+	}
+	_, err := scaffold.Write(scaffold.Options{Name: "q", Lang: "go", Dir: filepath.Join(t.TempDir(), "p"), SDK: "/a\nreplace x => y"})
+	if !errors.Is(err, scaffold.ErrPath) {
+		t.Errorf("a path with a newline: %v, want ErrPath", err)
 	}
 }

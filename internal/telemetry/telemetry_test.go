@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/telemetry"
-	"github.com/toolhost/toolhost/internal/telemetry/otlptest"
+	"github.com/toolhost/toolhost/internal/testkit/otlptest"
 )
 
 // clearEnv unsets every variable Setup reads, so the machine's own

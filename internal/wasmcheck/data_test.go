@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/abi"
-	"github.com/toolhost/toolhost/internal/testwasm"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -35,6 +35,7 @@ func newDataRuntime(t testing.TB) *dataRuntime {
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
 		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
+		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportInput).
 		Instantiate(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,8 @@ func TestArguments(t *testing.T) {
 
 func TestManifest(t *testing.T) {
 	tooltest.CheckManifest(t, map[string]tooltest.Flags{
-		"web.fetch": {Idempotent: true, ReadOnly: true, TimeoutMS: 30000},
+		"web.fetch":  {Idempotent: true, ReadOnly: true, TimeoutMS: 30000},
+		"web.delete": {TimeoutMS: 30000},
 	})
 }
 

@@ -2,7 +2,8 @@
 // model: web.fetch gets an https URL through the host's governed egress and
 // returns the page as Markdown (the main content, links kept, scripts,
 // styles and navigation dropped), plain text, or the raw body, one window
-// of max_bytes at a time. It needs an egress grant (examples/web.toml).
+// of max_bytes at a time; web.delete sends a DELETE once the user has confirmed
+// it (an input request). They need an egress grant (examples/web.toml).
 // Build it as a WASI reactor:
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o plugins/web.wasm ./tools-src/web

@@ -2,7 +2,7 @@
 // A tool module registers its tools at top level (which runs in
 // _initialize: asconfig.json sets --exportStart _initialize) and
 // re-exports the ABI entry points: `export * from "<sdk>/assembly/exports"`.
-import { Value, Writer, parse, quote } from "./json";
+import { Value, Writer, Kind, parse, quote } from "./json";
 export { Value, Writer, Kind, parse, quote } from "./json";
 
 /** The ABI version this SDK speaks. */
@@ -31,6 +31,10 @@ export class Outcome {
   kind: string = "";
   message: string = "";
   retryAfterMs: i64 = -1;
+  /** An input request's requests JSON (see askInput); "" for none. */
+  input: string = "";
+  /** The state an input request keeps for the call that answers. */
+  state: string = "";
 }
 
 /** A successful result. */
@@ -92,6 +96,11 @@ export function dispatch(name: string, args: string): string {
 
 function respond(o: Outcome): string {
   const w = new Writer();
+  if (o.input.length > 0) {
+    w.raw("{\"input\":{\"requests\":").raw(o.input);
+    if (o.state.length > 0) w.raw(",\"state\":").string(o.state);
+    return w.raw("}}").toString();
+  }
   if (o.kind.length == 0) {
     const r = o.result;
     w.raw("{\"result\":");
@@ -245,4 +254,43 @@ export function argString(args: Value, key: string, def: string | null = null): 
   const v = args.get(key);
   if (v == null) return def;
   return v.isString() ? v.s : null;
+}
+
+// ---- input requests (toolhost_v1.input; docs/ABI.md, "Input requests") ----
+
+@external("toolhost_v1", "input")
+declare function hostInput(ptr: usize, len: usize): i32;
+
+/** Asks the user before the tool goes on: requestsJson is a JSON object of requests by id, each {"mode": "form", "message", "schema"} or {"mode": "url", "message", "url"}; state comes back with the answers. The host asks through the MCP client and calls the tool again with the same arguments, where answers() has them. */
+export function askInput(requestsJson: string, state: string = ""): Outcome {
+  const o = new Outcome(); o.kind = "input"; o.input = requestsJson; o.state = state; return o;
+}
+
+/** Asks the user to confirm message (one checkbox, id "confirm"); confirmed() reads the answer. */
+export function askConfirm(message: string): Outcome {
+  return askInput("{\"confirm\":{\"mode\":\"form\",\"message\":" + quote(message) +
+    ",\"schema\":{\"type\":\"object\",\"properties\":{\"confirm\":{\"type\":\"boolean\",\"title\":\"Confirm\"}},\"required\":[\"confirm\"]}}}");
+}
+
+/** This call's {"state", "responses"} when it answers the tool's input request; null on a first call. */
+export function answers(): Value | null {
+  const n = hostInput(0, 0);
+  if (n <= 0) return null;
+  const buf = new ArrayBuffer(n);
+  if (hostInput(changetype<usize>(buf), <usize>n) != n) return null;
+  const v = parse(String.UTF8.decode(buf));
+  return v != null && v.isObject() ? v : null;
+}
+
+/** askConfirm's answer: 1 accepted and checked, 0 declined, cancelled or unchecked, -1 no answer yet (ask first). */
+export function confirmed(): i32 {
+  const r = answers();
+  if (r == null) return -1;
+  const resp = r.get("responses");
+  const a = resp != null ? resp.get("confirm") : null;
+  if (a == null) return 0;
+  const action = a.get("action");
+  const content = a.get("content");
+  const box = content != null ? content.get("confirm") : null;
+  return action != null && action.isString() && action.s == "accept" && box != null && box.kind == Kind.Bool && box.b ? 1 : 0;
 }

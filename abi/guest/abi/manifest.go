@@ -22,6 +22,12 @@ type Manifest struct {
 	Idempotent *bool      `json:"idempotent,omitempty"`
 	ReadOnly   *bool      `json:"read_only,omitempty"`
 	Tools      []ToolSpec `json:"tools"`
+	// Listing holds the resources, resource templates and prompts the
+	// module offers beside its tools (see resources.go); none by default.
+	Listing
+	// DynamicOffers says the module lists more of them through a call
+	// (CallListOffers), which the host makes once the module is loaded.
+	DynamicOffers bool `json:"dynamic_offers,omitempty"`
 }
 
 // ToolSpec is one tool as a manifest declares it. Nil flags inherit the
@@ -86,8 +92,11 @@ func ParseManifest(b []byte) (*Manifest, error) {
 	if err := checkTimeout("module", m.TimeoutMS); err != nil {
 		return nil, err
 	}
-	if len(m.Tools) == 0 {
-		return nil, contractErrorf("manifest", "no tools")
+	if len(m.Tools) == 0 && !m.Offers() {
+		return nil, contractErrorf("manifest", "no tools (and no resources or prompts)")
+	}
+	if err := m.Listing.check("manifest"); err != nil {
+		return nil, err
 	}
 	seen := make(map[string]bool, len(m.Tools))
 	for i := range m.Tools {

@@ -34,6 +34,7 @@
 
 mod exports;
 pub mod http;
+mod input;
 mod notes;
 pub mod schema;
 
@@ -82,6 +83,7 @@ pub struct Error {
     retry_after_ms: Option<u64>,
     response: Option<Box<http::Response>>,
     http: Option<http::HttpError>,
+    input: Option<Value>,
 }
 
 impl Error {
@@ -92,7 +94,27 @@ impl Error {
             retry_after_ms: None,
             response: None,
             http: None,
+            input: None,
         }
+    }
+    /// Asks the user before the tool goes on (docs/ABI.md, "Input
+    /// requests"): `requests` is a JSON object of requests by id, each
+    /// `{"mode": "form", "message", "schema"}` or `{"mode": "url",
+    /// "message", "url"}`; `state` comes back with the answers
+    /// ([`Call::answers`]). Return it as the tool's error: it is not one.
+    pub fn ask(requests: Value, state: Option<&str>) -> Error {
+        let mut e = Error::new(Kind::Internal, "the tool needs input from the user");
+        let mut input = json!({ "requests": requests });
+        if let Some(s) = state {
+            input["state"] = Value::from(s);
+        }
+        e.input = Some(input);
+        e
+    }
+    /// Asks the user to confirm `message` (one checkbox, id "confirm");
+    /// [`Call::confirmed`] reads the answer.
+    pub fn ask_confirm(message: &str) -> Error {
+        Error::ask(input::confirm_request(message), None)
     }
     /// A transient error: the host retries the call with backoff.
     pub fn transient(message: impl Into<String>) -> Error {
@@ -135,6 +157,9 @@ impl Error {
     }
 
     fn to_response(&self) -> Value {
+        if let Some(input) = &self.input {
+            return json!({ "input": input });
+        }
         let mut e = Map::new();
         e.insert("kind".into(), Value::from(self.kind.as_str()));
         e.insert("message".into(), Value::from(self.message.as_str()));

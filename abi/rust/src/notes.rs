@@ -19,6 +19,9 @@ pub struct Call {
     name: String,
     #[cfg(not(target_arch = "wasm32"))]
     notes: Vec<String>,
+    // The answers to the tool's input request: None until read (wasm),
+    // Some(None) on a first call.
+    resume: Option<Option<serde_json::Value>>,
 }
 
 impl Call {
@@ -29,7 +32,40 @@ impl Call {
             name: name.to_string(),
             #[cfg(not(target_arch = "wasm32"))]
             notes: Vec::new(),
+            #[cfg(not(target_arch = "wasm32"))]
+            resume: Some(None),
+            #[cfg(target_arch = "wasm32")]
+            resume: None,
         }
+    }
+
+    /// A call of `name` that answers the tool's input request with
+    /// `resume` (`{"state", "responses"}`), for native tests.
+    pub fn answered(name: &str, resume: serde_json::Value) -> Call {
+        let mut c = Call::new(name);
+        c.resume = Some(Some(resume));
+        c
+    }
+
+    /// The user's answers and the tool's state (`{"state": "...",
+    /// "responses": {"ID": {"action": "accept", "content": {...}}}}`) when
+    /// this call answers the tool's input request; None on a first call.
+    pub fn answers(&mut self) -> Option<&serde_json::Value> {
+        if self.resume.is_none() {
+            #[cfg(target_arch = "wasm32")]
+            {
+                self.resume = Some(crate::input::host_resume());
+            }
+        }
+        self.resume.as_ref().and_then(|r| r.as_ref())
+    }
+
+    /// The answer to [`Error::ask_confirm`](crate::Error::ask_confirm):
+    /// Some(true) when the user accepted and checked confirm, Some(false)
+    /// when they declined, cancelled or left it unchecked, None when this
+    /// call answers no request (ask first).
+    pub fn confirmed(&mut self) -> Option<bool> {
+        self.answers().map(crate::input::confirmed)
     }
 
     /// The tool's name, as the manifest declares it.

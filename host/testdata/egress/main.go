@@ -5,7 +5,7 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o egress.wasm ./host/testdata/egress
 //
-// (the tests build it on demand through internal/testwasm).
+// (the tests build it on demand through internal/testkit/testwasm).
 package main
 
 import (

@@ -5,7 +5,7 @@
 // serving. A few well-behaved tools (state, nonce, now, echo) prove that
 // every call gets a fresh instance with real clocks and randomness.
 //
-// Build (the host tests do this on demand through internal/testwasm):
+// Build (the host tests do this on demand through internal/testkit/testwasm):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o misbehave.wasm ./host/testdata/misbehave
 package main

@@ -4,7 +4,7 @@
 // crash, answer too much) so the host tests can check that a planner is
 // sandboxed like a tool.
 //
-// Build (the host tests do this on demand through internal/testwasm):
+// Build (the host tests do this on demand through internal/testkit/testwasm):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o planner.wasm ./host/testdata/planner
 package main

@@ -4,7 +4,7 @@
 // reaching for files, environment and arguments) and a randomly failing
 // tool for the soak test's injected faults.
 //
-// Build (the tests do this on demand through internal/testwasm):
+// Build (the tests do this on demand through internal/testkit/testwasm):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o guest.wasm ./reliability/testdata/guest
 package main

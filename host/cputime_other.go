@@ -1,8 +1,0 @@
-//go:build !unix
-
-package host
-
-import "time"
-
-// cpuTime is unknown here: the wall-clock backstop bounds a compile.
-func cpuTime() time.Duration { return 0 }

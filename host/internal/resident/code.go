@@ -1,0 +1,201 @@
+package resident
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/toolhost/toolhost/third_party/wazero"
+)
+
+// Code is a module's compiled code, which may be absent: not compiled yet
+// (the module was listed without compiling) or released under the set's
+// bound. A call compiles it on demand; calls that arrive while it compiles
+// wait for that one compile, each under its own deadline. It is safe for
+// concurrent use.
+type Code struct {
+	set     *Set
+	compile func(context.Context) (wazero.CompiledModule, error)
+
+	mu       sync.Mutex
+	compiled wazero.CompiledModule // nil while not resident
+	pending  *compiling            // the compile in progress, or nil
+	users    int                   // instances made from compiled not yet closed
+	closed   bool                  // Close was called
+	refused  error                 // an error the set refuses for good: the code never compiles
+}
+
+// compiling is one on-demand compile; done closes when it ends, and err
+// is its outcome.
+type compiling struct {
+	done chan struct{}
+	err  error
+}
+
+// errModuleClosed is a call on a module after Close.
+var errModuleClosed = errors.New("module closed")
+
+// errRuntimeClosed is a call that would compile after Set.Close.
+var errRuntimeClosed = errors.New("runtime closed")
+
+// Code returns a module's code in s: compiled already (not yet counted
+// resident: see Loaded), or nil to compile on the first Acquire. compile
+// compiles it (again) from its file; it is not bounded by any one caller's
+// deadline (the compile limits bound it), so a caller that gives up does
+// not waste the work for the next.
+func (s *Set) Code(compiled wazero.CompiledModule, compile func(context.Context) (wazero.CompiledModule, error)) *Code {
+	return &Code{set: s, compile: compile, compiled: compiled}
+}
+
+// Compiled is the code in memory now, nil if none (a module compiled to
+// be checked and thrown away takes it from here).
+func (c *Code) Compiled() wazero.CompiledModule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compiled
+}
+
+// Loaded counts the code resident after its module loaded compiled, and
+// keeps the set within its bound.
+func (c *Code) Loaded() {
+	c.mu.Lock()
+	c.set.touch(c)
+	c.mu.Unlock()
+	c.set.trim()
+}
+
+// Resident reports whether the code is in memory.
+func (c *Code) Resident() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.compiled != nil
+}
+
+// Acquire returns the compiled code, compiling it first if it is not
+// resident, and counts a user until Release. Waiting for the compile ends
+// with ctx (the caller's deadline); the compile itself goes on for the
+// calls after it.
+func (c *Code) Acquire(ctx context.Context) (wazero.CompiledModule, error) {
+	s := c.set
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, errModuleClosed
+		}
+		if c.refused != nil {
+			c.mu.Unlock()
+			return nil, c.refused
+		}
+		if c.compiled != nil {
+			c.users++
+			compiled := c.compiled
+			s.touch(c) // under c.mu: never after Close forgot it
+			c.mu.Unlock()
+			return compiled, nil
+		}
+		if err := ctx.Err(); err != nil {
+			c.mu.Unlock()
+			return nil, err
+		}
+		p := c.pending
+		if p == nil {
+			if !s.life.add() {
+				c.mu.Unlock()
+				return nil, errRuntimeClosed
+			}
+			p = &compiling{done: make(chan struct{})}
+			c.pending = p
+			s.running.Add(1)
+			go c.compileOnDemand(p)
+		}
+		c.mu.Unlock()
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+		// Compiled: take it (or, if it was released at once, compile again).
+	}
+}
+
+// Release ends a use Acquire counted.
+func (c *Code) Release() {
+	c.mu.Lock()
+	c.users--
+	var drop wazero.CompiledModule
+	if c.closed && c.users == 0 && c.compiled != nil {
+		drop, c.compiled = c.compiled, nil
+	}
+	c.mu.Unlock()
+	if drop != nil {
+		_ = drop.Close(context.Background())
+	}
+	c.set.trim()
+}
+
+// Close releases the compiled code once the instances made from it are
+// closed, and refuses further Acquires.
+func (c *Code) Close(ctx context.Context) error {
+	c.mu.Lock()
+	c.closed = true
+	c.set.forget(c)
+	var drop wazero.CompiledModule
+	if c.users == 0 {
+		drop, c.compiled = c.compiled, nil
+	}
+	c.mu.Unlock()
+	if drop == nil {
+		return nil
+	}
+	return drop.Close(ctx)
+}
+
+// compileOnDemand compiles the code for p.
+func (c *Code) compileOnDemand(p *compiling) {
+	s := c.set
+	defer s.life.done()
+	defer s.running.Add(-1)
+	compiled, err := c.compile(s.life.ctx)
+	c.mu.Lock()
+	if err != nil && s.refuses != nil && s.refuses(err) {
+		c.refused = err
+	}
+	p.err = err
+	c.pending = nil
+	if err == nil && c.closed {
+		_ = compiled.Close(context.Background())
+		p.err = errModuleClosed
+	} else if err == nil {
+		c.compiled = compiled
+		s.touch(c)
+	}
+	c.mu.Unlock()
+	close(p.done)
+	if err == nil {
+		s.trim()
+	}
+}
+
+// release drops the compiled code if no instance uses it; the next call
+// compiles it again (from the file cache). It reports whether the code is
+// gone.
+func (c *Code) release() bool {
+	c.mu.Lock()
+	if c.users > 0 {
+		c.mu.Unlock()
+		return false
+	}
+	drop := c.compiled
+	c.compiled = nil
+	c.set.forget(c) // under c.mu, like touch
+	c.mu.Unlock()
+	if drop != nil {
+		_ = drop.Close(context.Background())
+		c.set.dropped.Add(1)
+	}
+	return true
+}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package host
-
-// newAlarm: only Linux has one here, so elsewhere deadlines rely on the Go
-// runtime's timers alone.
-func newAlarm() alarm { return nil }

@@ -1,0 +1,209 @@
+// Command e2e measures MCP Streamable HTTP end to end: the official Go SDK
+// client calling text.count on `toolhost serve` (one arm per set of serve
+// flags) and on a Go SDK server whose handler does the same work in plain Go
+// (the transport floor). Every server is a child process started here; the
+// arms run interleaved (A, B, A, B…) at each concurrency so that the
+// machine's load drifts over all of them alike, and each round's ratio to
+// the floor is taken against the floor's run in the same round.
+//
+// It is a harness, not part of the server: `make bench-e2e` runs it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolhost/toolhost/internal/cmd/bench/proc"
+)
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "floor" {
+		if err := serveFloor(os.Args[2], len(os.Args) > 3 && os.Args[3] == "stateless"); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	bin := flag.String("toolhost", "bin/toolhost", "the toolhost binary")
+	wasm := flag.String("module", "plugins/text.wasm", "the module serving text.count")
+	arms := flag.String("arms", "fresh", `comma-separated toolhost arms: "fresh" (serve --reuse=never) or "reuse" (serve --reuse=auto: text.count declares reuse)`)
+	levels := flag.String("c", "1,8,32", "comma-separated concurrency levels")
+	dur := flag.Duration("d", 3*time.Second, "how long each arm runs per round")
+	rounds := flag.Int("rounds", 3, "interleaved rounds per concurrency")
+	raw := flag.String("raw", "", "also write every round in Go benchmark format to this file (for benchstat)")
+	flag.StringVar(&clientVersion, "protocol", "", `the MCP revision the client asks for ("": the SDK client's own choice; toolhost serves 2026-07-28 statelessly, a request per short-lived session, and the floor with a session; 2025-11-25 gives both a session)`)
+	floorStateless := flag.Bool("floor-stateless", false, "serve the floor statelessly (a short-lived session per request), as toolhost serves 2026-07-28")
+	flag.Parse()
+
+	cs, err := parseLevels(*levels)
+	if err != nil {
+		return err
+	}
+	plugins, err := os.MkdirTemp("", "bench-e2e-plugins-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(plugins)
+	if err := copyFile(*wasm, filepath.Join(plugins, filepath.Base(*wasm))); err != nil {
+		return err
+	}
+
+	var servers []*proc.Child
+	defer func() {
+		for _, s := range servers {
+			s.Stop()
+		}
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	floor, err := startFloor(self, *floorStateless)
+	if err != nil {
+		return err
+	}
+	servers = append(servers, floor)
+	for _, arm := range strings.Split(*arms, ",") {
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins, "--max-calls-per-caller", "1024"}
+		switch arm {
+		case "fresh":
+			args = append(args, "--reuse=never")
+		case "reuse":
+			args = append(args, "--reuse=auto")
+		default:
+			return fmt.Errorf("unknown arm %q (want fresh or reuse)", arm)
+		}
+		s, err := proc.StartToolhost(arm, *bin, args)
+		if err != nil {
+			return err
+		}
+		servers = append(servers, s)
+	}
+
+	var rawOut io.Writer = io.Discard
+	if *raw != "" {
+		f, err := os.Create(*raw)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		rawOut = f
+	}
+	fmt.Printf("load before: %s", loadavg())
+	res := newResults()
+	ctx := context.Background()
+	for _, c := range cs {
+		for r := 0; r < *rounds; r++ {
+			for _, s := range servers {
+				m, err := measure(ctx, s.URL, c, *dur)
+				if err != nil {
+					return fmt.Errorf("%s at c=%d: %w", s.Name, c, err)
+				}
+				res.add(s.Name, c, r, m)
+				fmt.Fprintf(rawOut, "BenchmarkE2E/%s/c=%d \t%d\t%.0f ns/op\t%.1f calls/s\t%.0f p50-µs\t%.0f p99-µs\n",
+					s.Name, c, m.calls, float64(m.elapsed.Nanoseconds())/float64(m.calls), m.rate(),
+					us(m.pct(0.50)), us(m.pct(0.99)))
+				fmt.Fprintf(os.Stderr, "round %d c=%d %-6s %8.1f calls/s\n", r+1, c, s.Name, m.rate())
+			}
+		}
+	}
+	fmt.Printf("load after:  %s", loadavg())
+	res.print(os.Stdout, servers, cs)
+	return nil
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func parseLevels(s string) ([]int, error) {
+	var cs []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad concurrency %q", f)
+		}
+		cs = append(cs, n)
+	}
+	return cs, nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return fmt.Errorf("%w (run `make plugins` first)", err)
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown\n"
+	}
+	return string(b)
+}
+
+// freeAddr picks a loopback port for the floor server.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// waitHTTP waits until something answers on url.
+func waitHTTP(url string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("floor server did not start: " + err.Error())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func startFloor(self string, stateless bool) (*proc.Child, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"floor", addr}
+	if stateless {
+		args = append(args, "stateless")
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &proc.Child{Name: "floor", Cmd: cmd, URL: "http://" + addr + "/mcp"}
+	if err := waitHTTP(c.URL, 30*time.Second); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
