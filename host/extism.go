@@ -110,12 +110,15 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 	res, err := m.runExtism(ctx, inst, export, m.ext.iface.CallInput(tool, args), lim)
 	attempt.From(ctx).AddGuest(time.Since(started))
 	var ae *abi.Error
+	var ir *abi.InputRequest
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
 		return nil, m.fault(ctx, tool, export, err, out)
 	case errors.As(err, &ae):
 		return nil, ae
+	case errors.As(err, &ir):
+		return nil, ir
 	default:
 		return nil, m.fault(ctx, tool, export, err, out)
 	}
@@ -158,6 +161,10 @@ func (m *Module) runExtism(ctx context.Context, inst *instance, export string, i
 	res, err := fn.Call(extism.With(ctx, k))
 	if err != nil {
 		var ee *extism.EgressError
+		var ir *abi.InputRequest
+		if errors.As(k.Failure(), &ir) && ctx.Err() == nil {
+			return nil, ir // not a failure: the user's answer comes first
+		}
 		if errors.As(k.Failure(), &ee) && ctx.Err() == nil {
 			return nil, &abi.Error{Kind: egressKind(ee.Err.Kind), Message: ee.Error()}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/internal/guestinput"
 	"github.com/toolhost/toolhost/internal/guestnote"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
@@ -49,7 +50,7 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	for _, tool := range m.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring" {
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring,ask" {
 		t.Fatalf("tools = %s", got)
 	}
 	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
@@ -284,3 +285,36 @@ func TestExtismConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// create_elicitation becomes toolhost's input requests: each round stops
+// the call with the next question, the answers so far in its state, and
+// the last round runs to the end with every answer.
+func TestExtismElicitation(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	call := func(resume string) (json.RawMessage, *abi.InputRequest, error) {
+		ctx := context.Background()
+		if resume != "" {
+			ctx = guestinput.WithResume(ctx, []byte(resume))
+		}
+		res, err := m.Call(ctx, "ask", []byte(`{}`), host.Limits{})
+		var ir *abi.InputRequest
+		if errors.As(err, &ir) {
+			return nil, ir, nil
+		}
+		return res, nil, err
+	}
+	_, first, err := call("")
+	if err != nil || first == nil || first.Requests["elicit-1"].Message != "Your name?" || first.Requests["elicit-1"].Mode != abi.InputForm {
+		t.Fatalf("first round: %+v, %v; want the name asked", first, err)
+	}
+	_, second, err := call(`{"state":` + quoteJSON(first.State) + `,"responses":{"elicit-1":{"action":"accept","content":{"name":"bob"}}}}`)
+	if err != nil || second == nil || second.Requests["elicit-2"].Message != "Sure?" || !strings.Contains(second.State, "bob") {
+		t.Fatalf("second round: %+v, %v; want the confirmation asked, the name in the state", second, err)
+	}
+	res, again, err := call(`{"state":` + quoteJSON(second.State) + `,"responses":{"elicit-2":{"action":"accept","content":{"sure":true}}}}`)
+	if err != nil || again != nil || string(res) != `{"action":"accept","name":{"name":"bob"},"sure":{"sure":true}}` {
+		t.Fatalf("last round = %s, %+v, %v", res, again, err)
+	}
+}
+
+func quoteJSON(s string) string { b, _ := json.Marshal(s); return string(b) }

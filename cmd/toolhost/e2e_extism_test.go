@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
+	"github.com/toolhost/toolhost/transport"
 )
 
 // TestExtismPluginsServed: go-pdk plugins speaking hyper-mcp's v1 and v2
@@ -173,5 +174,55 @@ memory = "32MiB"
 		case <-time.After(30 * time.Second):
 			t.Fatalf("notes = %q, want the plugin's log and its last progress", got)
 		}
+	}
+}
+
+// TestExtismElicitationServed: a plugin's create_elicitation reaches the
+// Go SDK client as elicitation (input_required and a retry at 2026-07-28,
+// elicitation/create at 2025-11-25), one question per round, and the
+// plugin finishes with both answers.
+func TestExtismElicitationServed(t *testing.T) {
+	b, err := os.ReadFile(testwasm.Go(t, "./host/testdata/extism/v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ext.wasm"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, dir)
+	for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
+		t.Run(version, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			c := mcp.NewClient(&mcp.Implementation{Name: "e2e-extism", Version: "test"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					mu.Lock()
+					asked = append(asked, r.Params.Message)
+					mu.Unlock()
+					if r.Params.Message == "Your name?" {
+						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann"}}, nil
+					}
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"sure": true}}, nil
+				}})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(r.StructuredContent)
+			if r.IsError || string(got) != `{"action":"accept","name":{"name":"ann"},"sure":{"sure":true}}` {
+				t.Errorf("ask = %s (isError %v, %+v)", got, r.IsError, r.Content)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if strings.Join(asked, "|") != "Your name?|Sure?" {
+				t.Errorf("asked %q, want the name, then the confirmation", asked)
+			}
+		})
 	}
 }

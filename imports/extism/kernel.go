@@ -3,6 +3,8 @@ package extism
 import (
 	"context"
 	"fmt"
+
+	"github.com/toolhost/toolhost/abi"
 )
 
 // DefaultMaxVarBytes bounds a plugin's vars (keys and values together)
@@ -44,6 +46,11 @@ type Kernel struct {
 	vars     map[string][]byte
 	varBytes int
 	failure  error // what stopped the call in a host function, if anything
+
+	// elicits counts the call's create_elicitation calls; answers are the
+	// user's answers the call resumes with (elicit.go), parsed on first use.
+	elicits int
+	answers map[string]abi.InputAnswer
 }
 
 type block struct{ start, size uint64 }
@@ -71,6 +78,7 @@ func (k *Kernel) Begin(input []byte, limit uint64) error {
 	clear(k.used)
 	k.output, k.outSet, k.errMsg, k.errSet = nil, false, "", false
 	k.status, k.headers, k.failure = 0, nil, nil
+	k.elicits, k.answers = 0, nil
 	k.limit = limit
 	k.input = 0
 	if len(input) > 0 {

@@ -14,12 +14,13 @@ import (
 // xtp-plugin-schema.json): each takes and returns the offset of a JSON
 // block. Progress and logging messages become the call's guest notes;
 // the list-changed notices are accepted and dropped (toolhost lists tools
-// itself); what needs an MCP client's answer (elicitation, sampling,
-// roots) stops the call with ErrUnsupported.
+// itself); elicitation becomes toolhost's input requests (elicit.go);
+// what else needs an MCP client's answer (sampling, roots) stops the call
+// with ErrUnsupported.
 var userFuncs = []hostFunc{
 	{"notify_progress", sig(i64), none, notifyProgress},
 	{"notify_logging_message", sig(i64), none, notifyLogging},
-	unsupported("create_elicitation", sig(i64), sig(i64)),
+	{"create_elicitation", sig(i64), sig(i64), createElicitation},
 	unsupported("create_message", sig(i64), sig(i64)),
 	unsupported("list_roots", none, sig(i64)),
 	ignored("notify_tool_list_changed", none),

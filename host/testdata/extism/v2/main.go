@@ -19,6 +19,9 @@ func notifyLoggingMessage(uint64)
 //go:wasmimport extism:host/user create_message
 func createMessage(uint64) uint64
 
+//go:wasmimport extism:host/user create_elicitation
+func createElicitation(uint64) uint64
+
 //go:wasmimport extism:host/usr get_keyring_secret
 func getKeyringSecret(uint64) uint64
 
@@ -34,7 +37,8 @@ const tools = `{"tools":[
  {"name":"notes","description":"Logs and reports progress.","inputSchema":{"type":"object"}},
  {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}},
  {"name":"sample","description":"Asks the client for a message (sampling).","inputSchema":{"type":"object"}},
- {"name":"keyring","description":"Reads a keyring secret.","inputSchema":{"type":"object"}}
+ {"name":"keyring","description":"Reads a keyring secret.","inputSchema":{"type":"object"}},
+ {"name":"ask","description":"Asks the user for a name, then for a confirmation.","inputSchema":{"type":"object"}}
 ]}`
 
 //go:wasmexport list_tools
@@ -103,6 +107,10 @@ func callTool() int32 {
 		req := pdk.AllocateString(`{"messages":[],"maxTokens":1}`)
 		createMessage(req.Offset())
 		return text("unreachable", false)
+	case "ask":
+		name := elicit(`{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}`)
+		sure := elicit(`{"message":"Sure?","requestedSchema":{"type":"object","properties":{"sure":{"type":"boolean"}}}}`)
+		return result(map[string]any{"name": name["content"], "sure": sure["content"], "action": sure["action"]}, false)
 	case "keyring":
 		entry := pdk.AllocateString(`{"service":"s","user":"u"}`)
 		getKeyringSecret(entry.Offset())
@@ -113,6 +121,16 @@ func callTool() int32 {
 	}
 	pdk.SetErrorString("no tool " + in.Request.Name)
 	return 1
+}
+
+// elicit asks through create_elicitation and returns the ElicitResult.
+func elicit(params string) map[string]any {
+	req := pdk.AllocateString(params)
+	off := createElicitation(req.Offset())
+	mem := pdk.FindMemory(off)
+	var res map[string]any
+	_ = json.Unmarshal(mem.ReadBytes(), &res)
+	return res
 }
 
 func result(v map[string]any, isError bool) int32 {
