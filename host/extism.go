@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,11 +88,30 @@ func (m *Module) describeExtism(ctx context.Context) (*abi.Manifest, []byte, err
 	var raw []byte
 	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
 		lim := m.rt.cfg.Limits
-		out, err := m.runExtism(ctx, inst, m.ext.iface.List, m.ext.iface.ListInput(), lim)
-		if err != nil {
-			return m.loadFault(ctx, m.ext.iface.List, err)
+		list := func(export string) ([]byte, error) {
+			out, err := m.runExtism(ctx, inst, export, m.ext.iface.ListInput(), lim)
+			if err != nil {
+				return nil, m.loadFault(ctx, export, err)
+			}
+			return out, nil
 		}
-		if raw, err = extism.Manifest(out); err != nil {
+		out, err := list(m.ext.iface.List)
+		if err != nil {
+			return err
+		}
+		var offers extism.Offers
+		if m.ext.iface.Version == 2 {
+			for export, dst := range map[string]*[]byte{extism.ExportListResources: &offers.Resources,
+				extism.ExportListResourceTemplates: &offers.ResourceTemplates, extism.ExportListPrompts: &offers.Prompts} {
+				if inst.mod.ExportedFunction(export) == nil {
+					continue
+				}
+				if *dst, err = list(export); err != nil {
+					return err
+				}
+			}
+		}
+		if raw, err = extism.Manifest(out, offers); err != nil {
 			return fmt.Errorf("%s: %w", m.ext.iface.List, err)
 		}
 		manifest, err = abi.ParseManifest(raw)
@@ -100,14 +120,21 @@ func (m *Module) describeExtism(ctx context.Context) (*abi.Manifest, []byte, err
 	return manifest, raw, err
 }
 
-// invokeExtism runs one call of tool through the plugin's Call export.
+// invokeExtism runs one call of tool through the plugin's Call export, or
+// a read of a resource or a get of a prompt (abi.CallReadResource,
+// abi.CallGetPrompt) through read_resource or get_prompt.
 func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, args []byte, lim Limits, out *capWriter) ([]byte, error) {
-	export := m.ext.iface.Call
+	export, input, offer := m.ext.iface.OfferCall(tool, args)
+	if !offer {
+		export, input = m.ext.iface.Call, m.ext.iface.CallInput(tool, args)
+	} else if m.ext.iface.Version != 2 || inst.mod.ExportedFunction(export) == nil {
+		return nil, &Fault{Module: m.Path, Tool: tool, Reason: "the plugin does not export " + export}
+	}
 	started := time.Now()
 	if deadline, ok := ctx.Deadline(); ok {
 		defer m.rt.kick.Remove(m.rt.kick.Add(deadline))
 	}
-	res, err := m.runExtism(ctx, inst, export, m.ext.iface.CallInput(tool, args), lim)
+	res, err := m.runExtism(ctx, inst, export, input, lim)
 	attempt.From(ctx).AddGuest(time.Since(started))
 	var ae *abi.Error
 	var ir *abi.InputRequest
@@ -121,6 +148,13 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 		return nil, ir
 	default:
 		return nil, m.fault(ctx, tool, export, err, out)
+	}
+	if offer {
+		// MCP's ReadResourceResult and GetPromptResult are toolhost's results.
+		if !json.Valid(res) {
+			return nil, &Fault{Module: m.Path, Tool: tool, Reason: export + " set output that is not JSON"}
+		}
+		return res, nil
 	}
 	result, err := extism.Result(res)
 	if errors.As(err, &ae) {

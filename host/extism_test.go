@@ -318,3 +318,28 @@ func TestExtismElicitation(t *testing.T) {
 }
 
 func quoteJSON(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// A v2 plugin's resources and prompts are listed in its manifest and read
+// and got through the reserved call names.
+func TestExtismResourcesAndPrompts(t *testing.T) {
+	m := extismModule(t, extismV2, host.Config{})
+	l := m.Manifest.Listing
+	if len(l.Resources) != 1 || l.Resources[0].URI != "ext://greeting" || l.Resources[0].MIMEType != "text/plain" ||
+		len(l.ResourceTemplates) != 0 || len(l.Prompts) != 1 || l.Prompts[0].Name != "review" || !l.Prompts[0].Arguments[0].Required {
+		t.Fatalf("listing = %+v", l)
+	}
+	ctx := context.Background()
+	res, err := m.Do(ctx, host.Request{Tool: abi.CallReadResource, Args: []byte(`{"uri":"ext://greeting"}`)})
+	if err != nil || string(res) != `{"contents":[{"uri":"ext://greeting","mimeType":"text/plain","text":"hello from a plugin"}]}` {
+		t.Errorf("read = %s, %v", res, err)
+	}
+	_, err = m.Do(ctx, host.Request{Tool: abi.CallReadResource, Args: []byte(`{"uri":"ext://nosuch"}`)})
+	var ae *abi.Error
+	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no resource ext://nosuch") {
+		t.Errorf("read of an unknown URI: %v", err)
+	}
+	res, err = m.Do(ctx, host.Request{Tool: abi.CallGetPrompt, Args: []byte(`{"name":"review","arguments":{"lang":"go"}}`)})
+	if err != nil || string(res) != `{"messages":[{"content":{"text":"Review this go code.","type":"text"},"role":"user"}]}` {
+		t.Errorf("get = %s, %v", res, err)
+	}
+}

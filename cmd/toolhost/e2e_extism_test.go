@@ -160,6 +160,23 @@ memory = "32MiB"
 	if r := call("notes", ""); r.IsError || text(r) != `"done"` {
 		t.Errorf("notes = %s", text(r))
 	}
+	// Resources and prompts of the v2 plugin, listed, read and got.
+	resources, err := cs.ListResources(ctx, nil)
+	if err != nil || len(resources.Resources) != 1 || resources.Resources[0].URI != "ext://greeting" {
+		t.Errorf("resources/list = %+v, %v", resources, err)
+	}
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "ext://greeting"})
+	if err != nil || len(read.Contents) != 1 || read.Contents[0].Text != "hello from a plugin" {
+		t.Errorf("resources/read = %+v, %v", read, err)
+	}
+	prompt, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"lang": "go"}})
+	if err != nil || len(prompt.Messages) != 1 {
+		t.Fatalf("prompts/get = %+v, %v", prompt, err)
+	}
+	if tc, ok := prompt.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review this go code." {
+		t.Errorf("prompts/get message = %+v", prompt.Messages[0].Content)
+	}
+
 	// Notifications are handled on the client's own goroutines: wait for
 	// them (or the test's deadline).
 	for {

@@ -95,17 +95,22 @@ type mcpTool struct {
 
 // Manifest turns the List export's ListToolsResult into a toolhost
 // manifest (JSON, for abi.ParseManifest): names, schemas, titles and the
-// annotations' hints as toolhost's own flags. Every tool may reuse
-// instances ("instances": "reuse"): hyper-mcp keeps one instance per
-// plugin, so plugins are written to be called again in the same one.
-func Manifest(listed []byte) ([]byte, error) {
+// annotations' hints as toolhost's own flags, and the resources, resource
+// templates and prompts of offers. Every tool may reuse instances
+// ("instances": "reuse"): hyper-mcp keeps one instance per plugin, so
+// plugins are written to be called again in the same one.
+func Manifest(listed []byte, offers Offers) ([]byte, error) {
 	var res struct {
 		Tools []mcpTool `json:"tools"`
 	}
 	if err := json.Unmarshal(listed, &res); err != nil {
 		return nil, fmt.Errorf("the tool list is not an MCP ListToolsResult: %v", err)
 	}
-	m := abi.Manifest{ABI: abi.Version, Tools: make([]abi.ToolSpec, 0, len(res.Tools))}
+	listing, err := offers.listing()
+	if err != nil {
+		return nil, err
+	}
+	m := abi.Manifest{ABI: abi.Version, Tools: make([]abi.ToolSpec, 0, len(res.Tools)), Listing: listing}
 	for _, t := range res.Tools {
 		spec := abi.ToolSpec{Name: t.Name, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,

@@ -101,7 +101,7 @@ func TestKernelVarLimit(t *testing.T) {
 
 func TestManifest(t *testing.T) {
 	raw, err := Manifest([]byte(`{"tools":[{"name":"a","description":"A.","annotations":{"title":"The A","readOnlyHint":true,"destructiveHint":false}},
-		{"name":"b","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"outputSchema":{"type":"object"}}]}`))
+		{"name":"b","inputSchema":{"type":"object","properties":{"x":{"type":"string"}}},"outputSchema":{"type":"object"}}]}`), Offers{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestManifest(t *testing.T) {
 		t.Errorf("b = %+v", b)
 	}
 	for _, bad := range []string{`[]`, `{"tools":[{"name":"bad name!"}]}`} {
-		raw, err := Manifest([]byte(bad))
+		raw, err := Manifest([]byte(bad), Offers{})
 		if err == nil {
 			_, err = abi.ParseManifest(raw)
 		}

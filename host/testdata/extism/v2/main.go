@@ -148,3 +148,50 @@ func text(s string, isError bool) int32 {
 }
 
 func main() {}
+
+// Resources and prompts (hyper-mcp v2's optional exports); there is no
+// list_resource_templates, as a plugin may leave any of them out.
+
+//go:wasmexport list_resources
+func listResources() int32 {
+	pdk.OutputString(`{"resources":[{"uri":"ext://greeting","name":"greeting","mimeType":"text/plain"}]}`)
+	return 0
+}
+
+//go:wasmexport read_resource
+func readResource() int32 {
+	var in struct {
+		Request struct {
+			URI string `json:"uri"`
+		} `json:"request"`
+	}
+	if err := pdk.InputJSON(&in); err != nil || in.Request.URI != "ext://greeting" {
+		pdk.SetErrorString("no resource " + in.Request.URI)
+		return 1
+	}
+	pdk.OutputString(`{"contents":[{"uri":"ext://greeting","mimeType":"text/plain","text":"hello from a plugin"}]}`)
+	return 0
+}
+
+//go:wasmexport list_prompts
+func listPrompts() int32 {
+	pdk.OutputString(`{"prompts":[{"name":"review","description":"Reviews code.","arguments":[{"name":"lang","required":true}]}]}`)
+	return 0
+}
+
+//go:wasmexport get_prompt
+func getPrompt() int32 {
+	var in struct {
+		Request struct {
+			Arguments map[string]string `json:"arguments"`
+		} `json:"request"`
+	}
+	if err := pdk.InputJSON(&in); err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	out, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user",
+		"content": map[string]any{"type": "text", "text": "Review this " + in.Request.Arguments["lang"] + " code."}}}})
+	pdk.Output(out)
+	return 0
+}
