@@ -80,6 +80,27 @@ func extismShape(c wazero.CompiledModule) (*extismPlugin, string) {
 	return &extismPlugin{iface: iface, ctors: ctors}, ""
 }
 
+// extismFromEntry is the plugin shape a describe cache entry records
+// (version 0: none).
+func extismFromEntry(version int, ctors bool) *extismPlugin {
+	switch version {
+	case extism.V1.Version:
+		return &extismPlugin{iface: extism.V1, ctors: ctors}
+	case extism.V2.Version:
+		return &extismPlugin{iface: extism.V2, ctors: ctors}
+	}
+	return nil
+}
+
+// sameExtism reports whether a and b are the same plugin shape (both nil:
+// neither is a plugin).
+func sameExtism(a, b *extismPlugin) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
 // describeExtism lists the plugin's tools with its List export, in one
 // fresh instance under the describe deadline, and returns them as a
 // toolhost manifest.

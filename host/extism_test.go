@@ -343,3 +343,37 @@ func TestExtismResourcesAndPrompts(t *testing.T) {
 		t.Errorf("get = %s, %v", res, err)
 	}
 }
+
+// With Config.Lazy, an Extism plugin described once is listed from the
+// describe cache without compiling, and compiles on its first call.
+func TestExtismDescribeCache(t *testing.T) {
+	path := testwasm.Go(t, extismV2)
+	dir := t.TempDir()
+	open := func() *host.Runtime {
+		rt, err := host.New(context.Background(), host.Config{Logger: slog.New(slog.DiscardHandler), CacheDir: dir, Lazy: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = rt.Close(context.Background()) })
+		return rt
+	}
+	first := open()
+	if _, err := first.LoadFile(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	rt := open()
+	m, err := rt.LoadFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rt.ModuleStats(); st.DescribeHits != 1 || st.Compiles != 0 {
+		t.Fatalf("stats after a cached load = %+v, want one describe hit and no compile", st)
+	}
+	if m.ExtismInterface() != "hyper-mcp v2" || len(m.Manifest.Listing.Resources) != 1 {
+		t.Errorf("cached module: %q, listing %+v", m.ExtismInterface(), m.Manifest.Listing)
+	}
+	res, err := m.Call(context.Background(), "echo", []byte(`{"text":"c"}`), host.Limits{})
+	if err != nil || string(res) != `{"calls":1,"text":"c"}` {
+		t.Errorf("first call of the cached module = %s, %v", res, err)
+	}
+}
