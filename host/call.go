@@ -121,6 +121,9 @@ func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error)
 // invoke runs one toolhost_call in inst: the name and arguments in, the
 // response out and checked.
 func (m *Module) invoke(ctx context.Context, inst *instance, tool string, args []byte, lim Limits, out *capWriter) (json.RawMessage, error) {
+	if m.ext != nil {
+		return m.invokeExtism(ctx, inst, tool, args, lim, out)
+	}
 	alloc, call := inst.exports()
 	namePtr, err := inst.write(ctx, alloc, []byte(tool))
 	if err != nil {

@@ -34,6 +34,10 @@ type describeEntry struct {
 	Egress   bool   `json:"imports_egress"`
 	Notes    bool   `json:"imports_notes"`
 	Init     bool   `json:"has_initialize"`
+	// Extism is an Extism plugin's hyper-mcp interface version (0: a
+	// toolhost ABI module); Ctors that it is a WASI command (extism.go).
+	Extism   int    `json:"extism,omitempty"`
+	Ctors    bool   `json:"extism_ctors,omitempty"`
 	Manifest []byte `json:"manifest"`
 	Sum      string `json:"sum"`
 }
@@ -41,6 +45,9 @@ type describeEntry struct {
 func (e *describeEntry) sum() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00%s\x00%d\x00%t\x00%t\x00%t\x00", e.Format, e.SHA256, e.MinBytes, e.Egress, e.Notes, e.Init)
+	if e.Extism != 0 { // only then: the entries of toolhost ABI modules keep their sums
+		fmt.Fprintf(h, "extism%d\x00%t\x00", e.Extism, e.Ctors)
+	}
 	h.Write(e.Manifest)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -86,7 +93,8 @@ func (r *Runtime) cachedModule(path, sha string) *Module {
 	// Its memory pool learns no size (that takes an instance): its
 	// instances grow their memory from the module's minimum.
 	m := &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
-		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem)}
+		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem),
+		ext: extismFromEntry(e.Extism, e.Ctors)}
 	m.newCode(nil)
 	return m
 }
@@ -129,6 +137,9 @@ func (r *Runtime) storeDescribe(m *Module, manifest []byte) {
 	}
 	e := &describeEntry{Format: describeFormat, SHA256: m.SHA256, MinBytes: m.minBytes,
 		Egress: m.egress, Notes: m.notes, Init: m.hasInit, Manifest: manifest}
+	if m.ext != nil {
+		e.Extism, e.Ctors = m.ext.iface.Version, m.ext.ctors
+	}
 	e.Sum = e.sum()
 	b, err := json.Marshal(e)
 	if err == nil {

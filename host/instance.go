@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 	"github.com/toolhost/toolhost/third_party/wazero/experimental"
@@ -26,6 +27,10 @@ type instance struct {
 	// makes a new function, with a stack of its own, at every lookup,
 	// which a warm instance would otherwise pay on every call.
 	alloc, call api.Function
+
+	// kernel is an Extism plugin's kernel state (extism.go), made on its
+	// first call and kept as long as the instance.
+	kernel *extism.Kernel
 }
 
 // exports returns the instance's toolhost_alloc and toolhost_call.

@@ -14,6 +14,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/host/internal/warm"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero"
@@ -42,6 +43,9 @@ type Module struct {
 	code *resident.Code // compiled code: maybe not yet, or released (resident.go)
 	mem  *membuf.Pool   // linear memory for its instances
 	warm warm.ModState  // its warm instances' shared state; guarded by rt.warm
+
+	// ext marks an Extism plugin (extism.go); nil for a toolhost ABI module.
+	ext *extismPlugin
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -167,7 +171,19 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	r.compiles.Add(1)
 	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: membuf.NewPool(r.mem)}
 	m.newCode(compiled)
-	if hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
+	if shapeNote == "" { // a tool module (a planner is never an Extism plugin)
+		ext, reason := extismShape(compiled)
+		if reason != "" {
+			_ = compiled.Close(ctx)
+			return fail(nil, "%s", reason)
+		}
+		if m.ext = ext; ext != nil {
+			exports = nil // its own exports, checked by extismShape
+		}
+	}
+	// An Extism plugin may be a command: Extism runs its constructors
+	// instead (extism.go), never _start.
+	if m.ext == nil && hasExport(compiled, wasiStart) && !hasExport(compiled, abi.ExportInitialize) {
 		_ = compiled.Close(ctx)
 		ce := &CommandError{}
 		return fail(ce, "%s%v", shapeNote, ce)
@@ -181,7 +197,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	_, m.hasInit = compiled.ExportedFunctions()[abi.ExportInitialize]
 	for _, imp := range compiled.ImportedFunctions() {
 		// Only http_request reaches out: progress and log stay with the caller.
-		if mod, name, _ := imp.Import(); mod == abi.ImportModule && name == abi.ImportHTTPRequest {
+		if mod, name, _ := imp.Import(); (mod == abi.ImportModule || mod == extism.EnvModule) && name == abi.ImportHTTPRequest {
 			m.egress = true
 		}
 	}
@@ -206,7 +222,7 @@ func hasExport(c wazero.CompiledModule, name string) bool {
 func checkShape(c wazero.CompiledModule, exports []export) string {
 	for _, imp := range c.ImportedFunctions() {
 		mod, name, _ := imp.Import()
-		if !slices.Contains(providedImports, mod) {
+		if !slices.Contains(providedImports, mod) && !extism.Provides(mod) {
 			return fmt.Sprintf("imports %s.%s, which the host does not provide (it provides %s)",
 				mod, name, strings.Join(providedImports, ", "))
 		}
@@ -248,6 +264,9 @@ func signature(params, results []api.ValueType) string {
 // describe checks the ABI version and reads the manifest, returning it
 // parsed and as the guest wrote it.
 func (m *Module) describe(ctx context.Context) (*abi.Manifest, []byte, error) {
+	if m.ext != nil {
+		return m.describeExtism(ctx)
+	}
 	var manifest *abi.Manifest
 	var raw []byte
 	err := m.atLoad(ctx, func(ctx context.Context, inst *instance) error {
@@ -293,6 +312,9 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.
 	m.mem.SizeFrom(uint64(inst.mod.Memory().Size()))
+	if m.ext != nil {
+		return more(ctx, inst) // an Extism plugin has no ABI version
+	}
 	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
 	if err != nil {
 		return m.loadFault(ctx, abi.ExportABIVersion, err)

@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"strings"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/internal/guestnote"
 	"github.com/toolhost/toolhost/third_party/wazero"
 )
@@ -35,7 +37,11 @@ func endNotes(ctx context.Context, c *guestnote.Call) {
 // importsNotes reports whether a module imports progress or log.
 func importsNotes(c wazero.CompiledModule) bool {
 	for _, imp := range c.ImportedFunctions() {
-		if mod, name, _ := imp.Import(); mod == abi.ImportModule && (name == abi.ImportProgress || name == abi.ImportLog) {
+		mod, name, _ := imp.Import()
+		switch {
+		case mod == abi.ImportModule && (name == abi.ImportProgress || name == abi.ImportLog),
+			mod == extism.EnvModule && strings.HasPrefix(name, "log_"), // Extism's logs
+			mod == extism.UserModule:                                   // hyper-mcp's notifications
 			return true
 		}
 	}

@@ -90,7 +90,8 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 		}
 		return nil, err
 	}
-	if fresh.minBytes != m.minBytes || fresh.egress != m.egress || fresh.notes != m.notes || fresh.hasInit != m.hasInit {
+	if fresh.minBytes != m.minBytes || fresh.egress != m.egress || fresh.notes != m.notes || fresh.hasInit != m.hasInit ||
+		!sameExtism(fresh.ext, m.ext) {
 		_ = fresh.code.Compiled().Close(ctx)
 		m.rt.dropDescribe(m.SHA256)
 		return nil, &Fault{Module: m.Path, Reason: "the compiled module does not match its describe cache entry (entry deleted; it is described again on the next load)"}

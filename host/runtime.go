@@ -20,6 +20,7 @@ import (
 	"github.com/toolhost/toolhost/host/internal/membuf"
 	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/host/internal/warm"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -74,6 +75,9 @@ type Config struct {
 	// compile again (from the file cache) on their next call. 0 keeps
 	// every module's.
 	MaxResident int
+	// ExtismConfig is each Extism plugin's config (what config_get reads),
+	// by module file name; a plugin without an entry reads no keys.
+	ExtismConfig map[string]map[string]string
 	// Reuse configures warm instances for the tools that allow them (see
 	// Reuse); the zero value is reuse on, within the default bounds.
 	Reuse Reuse
@@ -140,6 +144,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if _, err := toolhostv1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", toolhostv1.ModuleName, err)
+	}
+	if err := extism.Instantiate(ctx, rt); err != nil {
+		_ = rt.Close(ctx)
+		return nil, fmt.Errorf("host: instantiating %s: %w", extism.EnvModule, err)
 	}
 	settle := newSettler()
 	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, child: compile.NewChild(cfg.Compile, cacheDir), cfg: cfg, logger: logger, grants: grants,

@@ -46,11 +46,12 @@ module is not a valid tool it says exactly what is wrong and exits 1.`,
 				Path   string `json:"path"`
 				SHA256 string `json:"sha256"`
 				ABI    int    `json:"abi"`
+				Extism string `json:"extism,omitempty"`
 				Tools  any    `json:"tools"`
 				// What the module offers beside its tools, when it does.
 				abi.Listing
 				DynamicOffers bool `json:"dynamic_offers,omitempty"`
-			}{m.Path, m.SHA256, m.Manifest.ABI, m.Tools, m.Manifest.Listing, m.Manifest.DynamicOffers}
+			}{m.Path, m.SHA256, m.Manifest.ABI, m.ExtismInterface(), m.Tools, m.Manifest.Listing, m.Manifest.DynamicOffers}
 			enc := json.NewEncoder(jsonWriter{cmd.OutOrStdout()})
 			enc.SetIndent("", "  ")
 			return enc.Encode(out)

@@ -232,6 +232,11 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 			}
 		}
 	}
+	for _, m := range c.Modules {
+		for name := range m.ExtismConfig {
+			all = append(all, slot{m.ExtismConfig, name})
+		}
+	}
 	if o := c.Auth.OAuth; o != nil && !o.ClientSecret.IsZero() {
 		kv := map[string]Secret{"client_secret": o.ClientSecret}
 		all = append(all, slot{kv, "client_secret"})

@@ -32,6 +32,34 @@ type Module struct {
 	// Reuse (reuse) false keeps every tool of the module in fresh
 	// instances; a tool's own reuse key wins over it (see reuse.go).
 	Reuse *bool
+	// ExtismConfig ([modules."MODULE.wasm".extism_config]) is an Extism
+	// plugin's config, what its config_get reads: string values, or
+	// secrets by reference ({env = "NAME"}, {file = "PATH"}).
+	ExtismConfig map[string]Secret
+}
+
+// ExtismConfig returns each module's [modules."MODULE.wasm".extism_config]
+// with its secrets' values (after ResolveSecrets), for
+// host.Config.ExtismConfig. A nil Config returns nil.
+func (c *Config) ExtismConfig() map[string]map[string]string {
+	if c == nil {
+		return nil
+	}
+	var out map[string]map[string]string
+	for name, m := range c.Modules {
+		if len(m.ExtismConfig) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]map[string]string)
+		}
+		kv := make(map[string]string, len(m.ExtismConfig))
+		for k, s := range m.ExtismConfig {
+			kv[k] = s.Value()
+		}
+		out[name] = kv
+	}
+	return out
 }
 
 // MaxPrefixLen bounds a module prefix, so that a prefixed wire name keeps
@@ -134,7 +162,20 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 			default:
 				m.Prefix = s
 			}
-		}}, field{"reuse", func(path []string, x any) { p.flag(path, x, &m.Reuse) }})
+		}}, field{"reuse", func(path []string, x any) { p.flag(path, x, &m.Reuse) }},
+			field{"extism_config", func(path []string, x any) {
+				kv := p.table(path, x, "["+keyString(path)+"]")
+				for _, key := range slices.Sorted(maps.Keys(kv)) {
+					s, ok := p.secret(concat(path, []string{key}), kv[key])
+					if !ok {
+						continue
+					}
+					if m.ExtismConfig == nil {
+						m.ExtismConfig = make(map[string]Secret)
+					}
+					m.ExtismConfig[key] = s
+				}
+			}})
 		if c.Modules == nil {
 			c.Modules = make(map[string]Module)
 		}

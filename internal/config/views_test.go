@@ -112,3 +112,25 @@ func TestViewDocExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestExtismConfig(t *testing.T) {
+	t.Setenv("TOOLHOST_TEST_PLUGIN_TOKEN", "s3cret")
+	c, err := Parse("toolhost.toml", []byte(`
+[modules."search.wasm".extism_config]
+greeting = "hej"
+token = {env = "TOOLHOST_TEST_PLUGIN_TOKEN"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResolveSecrets(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.ExtismConfig()
+	if len(got) != 1 || got["search.wasm"]["greeting"] != "hej" || got["search.wasm"]["token"] != "s3cret" {
+		t.Errorf("ExtismConfig() = %v", got)
+	}
+	if _, err := Parse("toolhost.toml", []byte("[modules.\"search.wasm\"]\nextism_config = {greeting = 3}\n")); err == nil {
+		t.Error("a number in extism_config was accepted")
+	}
+}

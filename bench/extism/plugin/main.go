@@ -29,16 +29,48 @@ func count() int32 {
 		pdk.SetError(err)
 		return 1
 	}
-	lines := strings.Count(a.Text, "\n")
-	if a.Text != "" && !strings.HasSuffix(a.Text, "\n") {
+	out, _ := json.Marshal(countText(a.Text))
+	pdk.Output(out)
+	return 0
+}
+
+func countText(text string) counts {
+	lines := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
 		lines++
 	}
-	out, _ := json.Marshal(counts{
-		Words: len(strings.Fields(a.Text)),
+	return counts{
+		Words: len(strings.Fields(text)),
 		Lines: lines,
-		Runes: utf8.RuneCountInString(a.Text),
-		Bytes: len(a.Text),
-	})
+		Runes: utf8.RuneCountInString(text),
+		Bytes: len(text),
+	}
+}
+
+// list_tools and call_tool are the same counting behind hyper-mcp's v2
+// interface, as toolhost serves Extism plugins (docs/WRITING-EXTISM.md).
+//
+//go:wasmexport list_tools
+func listTools() int32 {
+	pdk.OutputString(`{"tools":[{"name":"text.count","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}}]}`)
+	return 0
+}
+
+//go:wasmexport call_tool
+func callTool() int32 {
+	var in struct {
+		Request struct {
+			Name      string    `json:"name"`
+			Arguments countArgs `json:"arguments"`
+		} `json:"request"`
+	}
+	if err := json.Unmarshal(pdk.Input(), &in); err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	c := countText(in.Request.Arguments.Text)
+	text, _ := json.Marshal(c)
+	out, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": string(text)}}, "structuredContent": c})
 	pdk.Output(out)
 	return 0
 }
