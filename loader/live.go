@@ -224,7 +224,16 @@ func (l *Live) Rescan(ctx context.Context) (*Change, error) {
 			// Same size and modification time as when last read: the
 			// bytes are the ones already loaded or refused. Go guests are
 			// megabytes; do not hash the folder on every change.
-			if f, ok := l.files[p]; ok {
+			if u, ok := l.untrusted[p]; ok {
+				if l.stillUntrusted(p, u) {
+					stamps[p], seen[p] = st, u
+					if old, ok := l.files[p]; ok {
+						next[p] = old
+					}
+					continue
+				}
+				// Admitted now: read the bytes below, to load them.
+			} else if f, ok := l.files[p]; ok {
 				sha = f.sha
 			} else if pending, ok := l.pendingSHA(p); ok {
 				sha = pending

@@ -41,6 +41,18 @@ func (l *Live) trusted(p, sha string, ch *Change) bool {
 	return false
 }
 
+// stillUntrusted asks the gate again about the unchanged bytes sha of p
+// that it refused: true when it still refuses them (its reason kept up to
+// date, nothing reported again).
+func (l *Live) stillUntrusted(p, sha string) bool {
+	err := l.opts.Admit(filepath.Base(p), sha)
+	if err == nil {
+		return false
+	}
+	l.reasons[p] = "not trusted: " + err.Error()
+	return true
+}
+
 // forgetUntrusted drops the gate's refusals of files no longer in the
 // folder (stamps: the files the rescan saw).
 func (l *Live) forgetUntrusted(stamps map[string]stamp) {

@@ -99,3 +99,46 @@ func TestTrustGate(t *testing.T) {
 		t.Fatalf("after removal: %+v, want no files", files)
 	}
 }
+
+// A refused new version whose bytes the gate admits later, with the file
+// untouched (its stamp unchanged), replaces the old version at the next
+// rescan: the gate is asked again about the bytes it refused, not about
+// the serving version's.
+func TestTrustGateAdmitsUnchangedBytesLater(t *testing.T) {
+	ctx := context.Background()
+	echo := testwasm.WAT(t, "host/testdata/wat/echo.wat")
+	v1, err := os.ReadFile(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := append(append([]byte{}, v1...), variant(9)...)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "echo.wasm")
+	if err := os.WriteFile(path, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{ok: map[string]string{}}
+	g.allow("echo.wasm", v1)
+	live, err := loader.Open(ctx, newRuntime(t), dir, loader.Options{Admit: g.admit, AdmitFile: "toolhost.lock"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := live.Rescan(ctx); len(ch.Errors) != 1 {
+		t.Fatalf("v2 not refused: %+v", ch)
+	}
+	if ch, _ := live.Rescan(ctx); !ch.Empty() {
+		t.Fatalf("an unchanged refusal reported again: %+v", ch)
+	}
+	g.allow("echo.wasm", v2)
+	ch, err := live.Rescan(ctx)
+	got, ok := live.Lookup("wat.echo")
+	if err != nil || len(ch.Loaded) != 1 || !ok || got.Module.SHA256 != g.ok["echo.wasm"] {
+		t.Fatalf("after the gate admits v2: %+v %v; serving %v", ch, err, ok)
+	}
+	if files := live.Files(); len(files) != 1 || files[0].State != loader.StateServing {
+		t.Fatalf("files %+v, want echo.wasm serving alone", files)
+	}
+}
