@@ -12,7 +12,6 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
-	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
 
 var updateManifests = flag.Bool("update-manifests", false, "rewrite testdata/manifests/*.json from the tool modules' toolhost_describe")
@@ -56,7 +55,7 @@ func TestToolManifestsUnchanged(t *testing.T) {
 		}
 	}
 	raw := newRawRuntime(t)
-	raw.stubEgress(t)
+	testwasm.StubToolhostV1(t, raw.rt)
 	for _, m := range mods {
 		t.Run(m.name, func(t *testing.T) {
 			got := raw.describe(t, raw.compile(t, m.build(t, m.dir)))
@@ -78,26 +77,6 @@ func TestToolManifestsUnchanged(t *testing.T) {
 				t.Errorf("%s: toolhost_describe changed\n got: %s\nwant: %s", m.name, got, want)
 			}
 		})
-	}
-}
-
-// stubEgress satisfies the toolhost_v1 imports (egress, progress, log)
-// with functions that return 0, so modules that import them instantiate.
-func (r *rawRuntime) stubEgress(t testing.TB) {
-	refuse := api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) { stack[0] = 0 })
-	i32 := []api.ValueType{api.ValueTypeI32}
-	i32x2 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}
-	i32x3 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}
-	progress := []api.ValueType{api.ValueTypeF64, api.ValueTypeF64, api.ValueTypeI32, api.ValueTypeI32}
-	_, err := r.rt.NewHostModuleBuilder(abi.ImportModule).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPRequest).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportInput).
-		Instantiate(context.Background())
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/guestinput"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
 )
@@ -27,14 +28,7 @@ func TestBuilderExports(t *testing.T) {
 	if c.Name() != abi.ImportModule {
 		t.Errorf("module name %q, want %q", c.Name(), abi.ImportModule)
 	}
-	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
-	want := map[string][2][]api.ValueType{
-		abi.ImportHTTPRequest:  {{i32, i32}, {i32}},
-		abi.ImportHTTPResponse: {{i32, i32}, {i32}},
-		abi.ImportProgress:     {{f64, f64, i32, i32}, {i32}},
-		abi.ImportLog:          {{i32, i32, i32}, {i32}},
-		abi.ImportInput:        {{i32, i32}, {i32}},
-	}
+	want := testwasm.ToolhostV1 // what the test stubs are made from
 	got := c.ExportedFunctions()
 	if len(got) != len(want) {
 		t.Errorf("%d exports, want %d", len(got), len(want))

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
-	"github.com/toolhost/toolhost/third_party/wazero/api"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -25,20 +23,7 @@ func newDataRuntime(t testing.TB) *dataRuntime {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	t.Cleanup(func() { rt.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	refuse := api.GoModuleFunc(func(_ context.Context, _ api.Module, stack []uint64) { stack[0] = 0 })
-	i32 := []api.ValueType{api.ValueTypeI32}
-	i32x2 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}
-	i32x3 := []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}
-	progress := []api.ValueType{api.ValueTypeF64, api.ValueTypeF64, api.ValueTypeI32, api.ValueTypeI32}
-	if _, err := rt.NewHostModuleBuilder(abi.ImportModule).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPRequest).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportHTTPResponse).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, progress, i32).Export(abi.ImportProgress).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x3, i32).Export(abi.ImportLog).
-		NewFunctionBuilder().WithGoModuleFunction(refuse, i32x2, i32).Export(abi.ImportInput).
-		Instantiate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	testwasm.StubToolhostV1(t, rt)
 	return &dataRuntime{rt: rt}
 }
 
