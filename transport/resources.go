@@ -338,6 +338,18 @@ func noOffers(method, what string) string {
 	return fmt.Sprintf("method %q not found: no module in this server's plugins folder offers %s", method, what)
 }
 
+// keep is a new slice of the xs ok admits (never xs itself: the SDK's
+// listings are shared).
+func keep[T any](xs []T, ok func(T) bool) []T {
+	out := make([]T, 0, len(xs))
+	for _, x := range xs {
+		if ok(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // visibleOffers filters a resources, templates or prompts listing for w,
 // building new results (the SDK's are shared). Other results pass.
 func (s *Server) visibleOffers(w who, res mcp.Result) mcp.Result {
@@ -345,30 +357,17 @@ func (s *Server) visibleOffers(w who, res mcp.Result) mcp.Result {
 	switch list := res.(type) {
 	case *mcp.ListResourcesResult:
 		out := *list
-		out.Resources = make([]*mcp.Resource, 0, len(list.Resources))
-		for _, r := range list.Resources {
-			if p.DecideResource(w.identity, w.scopes, r.URI).Allowed {
-				out.Resources = append(out.Resources, r)
-			}
-		}
+		out.Resources = keep(list.Resources, func(r *mcp.Resource) bool { return p.DecideResource(w.identity, w.scopes, r.URI).Allowed })
 		return &out
 	case *mcp.ListResourceTemplatesResult:
 		out := *list
-		out.ResourceTemplates = make([]*mcp.ResourceTemplate, 0, len(list.ResourceTemplates))
-		for _, t := range list.ResourceTemplates {
-			if p.DecideResource(w.identity, w.scopes, t.URITemplate).Allowed {
-				out.ResourceTemplates = append(out.ResourceTemplates, t)
-			}
-		}
+		out.ResourceTemplates = keep(list.ResourceTemplates, func(t *mcp.ResourceTemplate) bool {
+			return p.DecideResource(w.identity, w.scopes, t.URITemplate).Allowed
+		})
 		return &out
 	case *mcp.ListPromptsResult:
 		out := *list
-		out.Prompts = make([]*mcp.Prompt, 0, len(list.Prompts))
-		for _, pr := range list.Prompts {
-			if p.DecidePrompt(w.identity, w.scopes, pr.Name).Allowed {
-				out.Prompts = append(out.Prompts, pr)
-			}
-		}
+		out.Prompts = keep(list.Prompts, func(pr *mcp.Prompt) bool { return p.DecidePrompt(w.identity, w.scopes, pr.Name).Allowed })
 		return &out
 	}
 	return res

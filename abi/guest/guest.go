@@ -250,25 +250,10 @@ func dispatch(name string, args []byte) (resp abi.Response) {
 		if t.spec.Name != name {
 			continue
 		}
-		result, err := t.call(args)
-		if err != nil {
-			return fromError(err)
-		}
-		b, err := json.Marshal(result)
-		if err != nil {
-			return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
-		}
-		return abi.Response{Result: b}
+		return resultResponse(t.call(args))
 	}
 	if result, ok, err := dispatchOffer(name, args); ok {
-		if err != nil {
-			return fromError(err)
-		}
-		b, err := json.Marshal(result)
-		if err != nil {
-			return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
-		}
-		return abi.Response{Result: b}
+		return resultResponse(result, err)
 	}
 	return errorResponse(abi.KindSchema, fmt.Sprintf("this module has no tool %q", name), 0)
 }
@@ -295,3 +280,16 @@ func errorResponse(kind abi.ErrorKind, msg string, retryAfterMS int64) abi.Respo
 // Manifest returns the module's manifest JSON, as toolhost_describe does. It
 // is exported for native tests.
 func Manifest() []byte { return describe() }
+
+// resultResponse is a handler's outcome as the response: its error, or
+// its result encoded.
+func resultResponse(result any, err error) abi.Response {
+	if err != nil {
+		return fromError(err)
+	}
+	b, err := json.Marshal(result)
+	if err != nil {
+		return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
+	}
+	return abi.Response{Result: b}
+}
