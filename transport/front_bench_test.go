@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/dispatcher"
+	"github.com/toolhost/toolhost/internal/testkit/mcphttp"
 	"github.com/toolhost/toolhost/transport"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkFrontCall(b *testing.B) {
 	reg := h.registry(b)
 	srv := transport.New(dispatcher.New(reg, dispatcher.Config{}), reg, transport.Options{Version: "bench", Logger: slog.New(slog.DiscardHandler)})
 	handler := srv.HTTPHandler()
-	sid := benchSession(b, handler)
+	sid := mcphttp.Session(b, handler)
 	texts := map[string]string{"7B": "one two", "16KiB": strings.Repeat("lorem ipsum dolor sit amet, ", 16<<10/28)}
 	for _, size := range []string{"7B", "16KiB"} {
 		for _, meta := range []string{"plain", "meta"} {
@@ -44,7 +44,7 @@ func BenchmarkFrontCall(b *testing.B) {
 				cpu := processCPU()
 				for b.Loop() {
 					id++
-					w := benchPost(handler, sid, fmt.Appendf(nil, string(body), id))
+					w := mcphttp.Post(handler, sid, fmt.Appendf(nil, string(body), id))
 					if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"words"`)) {
 						b.Fatalf("%d %s", w.Code, w.Body)
 					}
@@ -53,31 +53,4 @@ func BenchmarkFrontCall(b *testing.B) {
 			})
 		}
 	}
-}
-
-// benchSession opens a 2025-11-25 session on h and returns its id.
-func benchSession(b *testing.B, h http.Handler) string {
-	b.Helper()
-	w := benchPost(h, "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`))
-	sid := w.Header().Get("Mcp-Session-Id")
-	if w.Code != http.StatusOK || sid == "" {
-		b.Fatalf("initialize: %d %s", w.Code, w.Body)
-	}
-	if w := benchPost(h, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); w.Code/100 != 2 {
-		b.Fatalf("initialized: %d %s", w.Code, w.Body)
-	}
-	return sid
-}
-
-func benchPost(h http.Handler, sid string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", transport.Revision20251125)
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	return w
 }

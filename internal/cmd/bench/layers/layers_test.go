@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,6 +29,7 @@ import (
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testkit/mcphttp"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/loader"
 	"github.com/toolhost/toolhost/registry"
@@ -101,7 +101,7 @@ func BenchmarkLayers(b *testing.B) {
 	stubH := transport.New(stubD, stubReg, transport.Options{Version: "bench", Logger: logger}).HTTPHandler()
 	realH := transport.New(realD, realReg, transport.Options{Version: "bench", Logger: logger}).HTTPHandler()
 	sdkH := sdkFloor()
-	stubSID, realSID, sdkSID := openSession(b, stubH), openSession(b, realH), openSession(b, sdkH)
+	stubSID, realSID, sdkSID := mcphttp.Session(b, stubH), mcphttp.Session(b, realH), mcphttp.Session(b, sdkH)
 	live := newRawWarm(b, cache, path)
 
 	a := []byte(args)
@@ -110,7 +110,7 @@ func BenchmarkLayers(b *testing.B) {
 	post := func(h http.Handler, sid, name string) ([]byte, error) {
 		id++
 		body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, name, args)
-		w := postMCP(h, sid, body)
+		w := mcphttp.Post(h, sid, body)
 		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"words":5`)) {
 			return nil, fmt.Errorf("HTTP %d: %s", w.Code, w.Body)
 		}
@@ -213,32 +213,6 @@ func sdkFloor() http.Handler {
 				Runes: utf8.RuneCountInString(a.Text), Bytes: len(a.Text)}, nil
 		})
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-}
-
-// openSession opens a 2025-11-25 session on h and returns its id.
-func openSession(b *testing.B, h http.Handler) string {
-	w := postMCP(h, "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`))
-	sid := w.Header().Get("Mcp-Session-Id")
-	if w.Code != http.StatusOK || sid == "" {
-		b.Fatalf("initialize: %d %s", w.Code, w.Body)
-	}
-	if w := postMCP(h, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); w.Code/100 != 2 {
-		b.Fatalf("initialized: %d %s", w.Code, w.Body)
-	}
-	return sid
-}
-
-func postMCP(h http.Handler, sid string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", transport.Revision20251125)
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
-	return w
 }
 
 // rawWarm is one live instance through plain wazero configured as
