@@ -92,13 +92,31 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, name string, st
 	v := c.viewerOf(r)
 	d := pageData{Version: c.opts.Version, Authed: true, Identity: v.identity, Filter: r.URL.Query().Get("q")}
 	reg := c.registry()
-	d.Files = c.files(v, reg)
-	d.Breakers = c.breakers(v, reg)
-	d.Quotas = c.quotas(r, v)
-	d.Calls = c.calls(v, reg, d.Filter)
-	d.Chart, d.Minute = c.charted(v)
-	d.Plans = c.plans.snapshot(v.all, v.identity)
-	d.Tasks = c.tasks(v, reg)
+	// Only what the view shows: the script refreshes the views one by one,
+	// and the quotas are read from the governor's store (Redis, in a
+	// fleet).
+	all := name == "page" || name == "all"
+	if all || name == "tools" {
+		d.Files = c.files(v, reg)
+	}
+	if all || name == "breakers" {
+		d.Breakers = c.breakers(v, reg)
+	}
+	if all || name == "governor" {
+		d.Quotas = c.quotas(r, v)
+	}
+	if all || name == "calls" {
+		d.Calls = c.calls(v, reg, d.Filter)
+	}
+	if all || name == "chart" {
+		d.Chart, d.Minute = c.charted(v)
+	}
+	if all || name == "plans" {
+		d.Plans = c.plans.snapshot(v.all, v.identity)
+	}
+	if all || name == "tasks" {
+		d.Tasks = c.tasks(v, reg)
+	}
 	var o out
 	if name == "page" {
 		renderPage(&o, d)
