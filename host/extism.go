@@ -195,7 +195,9 @@ func (m *Module) invokeExtism(ctx context.Context, inst *instance, tool string, 
 // host, failed it). Any other failure is wazero's error.
 func (m *Module) runExtism(ctx context.Context, inst *instance, export string, input []byte, lim Limits) ([]byte, error) {
 	if inst.kernel == nil {
-		inst.kernel = extism.NewKernel(extism.Config{Config: m.rt.cfg.ExtismConfig[moduleName(m.Path)]})
+		name := moduleName(m.Path)
+		inst.kernel = extism.NewKernel(extism.Config{Config: m.rt.cfg.ExtismConfig[name],
+			Keyring: m.rt.cfg.ExtismKeyring[name], Name: name})
 		if m.ext.ctors {
 			if _, err := inst.mod.ExportedFunction(wasmCallCtors).Call(extism.With(ctx, inst.kernel)); err != nil {
 				return nil, fmt.Errorf("%s: %w", wasmCallCtors, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/imports/toolhostv1"
 	"github.com/toolhost/toolhost/internal/guestinput"
 	"github.com/toolhost/toolhost/internal/guestnote"
@@ -45,12 +46,13 @@ const extismV2 = "./host/testdata/extism/v2"
 
 func TestExtismV2ListsAndCalls(t *testing.T) {
 	m := extismModule(t, extismV2, host.Config{ExtismConfig: map[string]map[string]string{
-		"host_testdata_extism_v2.wasm": {"greeting": "hej"}}})
+		"host_testdata_extism_v2.wasm": {"greeting": "hej"}}, ExtismKeyring: map[string]map[string]map[string]string{
+		"host_testdata_extism_v2.wasm": {"context7": {"api_key": "k3y", "a b": "spaced"}}, "other.wasm": {"svc": {"u": "not yours"}}}})
 	var names []string
 	for _, tool := range m.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring,ask" {
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring,token,roots,ask" {
 		t.Fatalf("tools = %s", got)
 	}
 	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
@@ -74,13 +76,39 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	if err != nil || string(res) != `{"greeting":"hej","set":true}` {
 		t.Errorf("config = %s, %v", res, err)
 	}
-	_, err = m.Call(ctx, "sample", nil, host.Limits{})
-	if err == nil || !strings.Contains(err.Error(), "extism:host/user create_message: not supported by toolhost") {
-		t.Errorf("sample: %v, want create_message refused as unsupported", err)
+	// What toolhost does not do for plugins is refused when they ask, each
+	// saying what instead; the plugin loads with every import.
+	for tool, want := range map[string]string{
+		"sample": "extism:host/user create_message: not supported by toolhost (toolhost sends no sampling requests",
+		"roots":  "extism:host/user list_roots: not supported by toolhost (toolhost asks clients for no roots",
+		"token":  `extism:host/user get_access_token: not supported by toolhost (toolhost runs no OAuth flows for plugins; the operator injects an upstream's credential into the plugin's requests with [grants."MODULE.wasm".headers."HOST"])`,
+	} {
+		_, err = m.Call(ctx, tool, nil, host.Limits{})
+		if !errors.Is(err, extism.ErrUnsupported) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want ErrUnsupported saying %q", tool, err, want)
+		}
 	}
-	_, err = m.Call(ctx, "keyring", nil, host.Limits{})
-	if err == nil || !strings.Contains(err.Error(), "get_keyring_secret: not supported by toolhost") || !strings.Contains(err.Error(), "extism_config") {
-		t.Errorf("keyring: %v, want the keyring refused, pointing at extism_config", err)
+	// The keyring answers only what the operator mapped for this plugin,
+	// through either module name a plugin may import it from.
+	for args, want := range map[string]string{
+		`{"service":"context7","user":"api_key"}`:                 `"k3y"`,
+		`{"service":"context7","user":"api_key","module":"user"}`: `"k3y"`,
+		`{"service":"context7","user":"a b"}`:                     `"spaced"`,
+	} {
+		res, err := m.Call(ctx, "keyring", []byte(args), host.Limits{})
+		if err != nil || string(res) != want {
+			t.Errorf("keyring %s = %s, %v, want %s", args, res, err, want)
+		}
+	}
+	for args, want := range map[string]string{
+		`{"service":"context7","user":"other"}`: `get_keyring_secret: the operator maps no secret to keyring entry service "context7", user "other"; map one with [modules."host_testdata_extism_v2.wasm".keyring."context7"] other = {env = "NAME"} or {file = "PATH"} in the config file`,
+		`{"service":"svc","user":"u"}`:          `[modules."host_testdata_extism_v2.wasm".keyring."svc"] u = `,
+		`{"service":"s","user":"a.b"}`:          `keyring."s"] "a.b" = `,
+	} {
+		res, err := m.Call(ctx, "keyring", []byte(args), host.Limits{})
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "not yours") {
+			t.Errorf("keyring %s = %s, %v, want a refusal saying %q", args, res, err, want)
+		}
 	}
 	_, err = m.Call(ctx, "nosuch", nil, host.Limits{})
 	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no tool nosuch") {
@@ -225,7 +253,7 @@ func TestExtismLoadRefusals(t *testing.T) {
 	for name, want := range map[string]string{
 		"extism_badsig":  "imports extism:host/env.alloc with signature (i32) -> (i32), want (i64) -> (i64)",
 		"extism_noiface": "without hyper-mcp's interface",
-		"extism_unknown": "extism:host/user.get_access_token, which toolhost does not provide",
+		"extism_unknown": "extism:host/user.get_session, which toolhost does not provide",
 		"extism_oob":     "list_tools failed: load_u64(999999): outside the 31 bytes of kernel memory",
 	} {
 		_, err := rt.LoadFile(context.Background(), testwasm.WAT(t, "host/testdata/wat/"+name+".wat"))

@@ -78,6 +78,10 @@ type Config struct {
 	// ExtismConfig is each Extism plugin's config (what config_get reads),
 	// by module file name; a plugin without an entry reads no keys.
 	ExtismConfig map[string]map[string]string
+	// ExtismKeyring is each Extism plugin's keyring (what hyper-mcp's
+	// get_keyring_secret reads), by module file name, then the entry's
+	// service, then its user; a plugin without an entry reads none.
+	ExtismKeyring map[string]map[string]map[string]string
 	// Reuse configures warm instances for the tools that allow them (see
 	// Reuse); the zero value is reuse on, within the default bounds.
 	Reuse Reuse

@@ -78,7 +78,8 @@ func (o *Operator) Governor() *governor.Governor { return o.gov }
 func (o *Operator) HostConfig(cacheDir string, logger *slog.Logger, compile host.CompileLimits) host.Config {
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
 		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compile,
-		Reuse: o.conf.HostReuse(), ExtismConfig: o.conf.ExtismConfig()}
+		Reuse: o.conf.HostReuse(), ExtismConfig: o.conf.ExtismConfig(),
+		ExtismKeyring: o.conf.ExtismKeyring()}
 }
 
 // DispatcherConfig is the dispatcher the operator's config asks for, with

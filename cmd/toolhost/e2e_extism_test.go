@@ -49,13 +49,16 @@ allow_networks = ["127.0.0.0/8"]
 [modules."ext.wasm".extism_config]
 greeting = "hej"
 
+[modules."ext.wasm".keyring."context7"]
+api_key = {env = "TOOLHOST_E2E_KEYRING"}
+
 [tools.spin]
 timeout = "300ms"
 
 [tools.hog]
 memory = "32MiB"
 `, strings.TrimPrefix(up.URL, "http://")))
-	srv := startServer(t, dir, "--config", conf)
+	srv := startServerEnv(t, []string{"TOOLHOST_E2E_KEYRING=k3y"}, dir, "--config", conf)
 
 	var mu sync.Mutex
 	var notes []string
@@ -156,6 +159,16 @@ memory = "32MiB"
 	}
 	if r := call("config", ""); r.IsError || text(r) != `{"greeting":"hej","set":true}` {
 		t.Errorf("config = %s", text(r))
+	}
+	if r := call("keyring", `{"service":"context7","user":"api_key"}`); r.IsError || text(r) != `"k3y"` {
+		t.Errorf("keyring = %s, want the secret of the operator's {env} reference", text(r))
+	}
+	if r := call("keyring", `{"service":"context7","user":"root"}`); !r.IsError ||
+		!strings.Contains(text(r), `map one with [modules."ext.wasm".keyring."context7"] root = {env = "NAME"}`) {
+		t.Errorf("keyring of an entry not mapped = %s, want the refusal naming the section", text(r))
+	}
+	if r := call("token", ""); !r.IsError || !strings.Contains(text(r), "get_access_token: not supported by toolhost") {
+		t.Errorf("token = %s, want get_access_token refused at call time", text(r))
 	}
 	if r := call("notes", ""); r.IsError || text(r) != `"done"` {
 		t.Errorf("notes = %s", text(r))

@@ -18,6 +18,13 @@ type Config struct {
 	Config map[string]string
 	// MaxVarBytes bounds the plugin's vars; 0 means DefaultMaxVarBytes.
 	MaxVarBytes int
+	// Keyring is what get_keyring_secret answers, by hyper-mcp's keyring
+	// entry: service, then user, to the secret (the operator's; nil: no
+	// entry is mapped, and every read is refused).
+	Keyring map[string]map[string]string
+	// Name is the plugin's file name, for the messages that tell the
+	// operator which config section to change.
+	Name string
 }
 
 // Kernel is one plugin instance's Extism state, kept on the Go side: the

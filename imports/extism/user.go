@@ -11,18 +11,26 @@ import (
 )
 
 // userFuncs are hyper-mcp's extism:host/user functions (its
-// xtp-plugin-schema.json): each takes and returns the offset of a JSON
-// block. Progress and logging messages become the call's guest notes;
-// the list-changed notices are accepted and dropped (toolhost lists tools
-// itself); elicitation becomes toolhost's input requests (elicit.go);
-// what else needs an MCP client's answer (sampling, roots) stops the call
-// with ErrUnsupported.
+// xtp-plugin-schema.json, and src/service.rs's host_fns for the two the
+// schema leaves out, get_access_token and get_keyring_secret): each takes
+// and returns the offset of a JSON block. Progress and logging messages
+// become the call's guest notes; the list-changed notices are accepted
+// and dropped (toolhost lists a plugin once, at load: see
+// docs/WRITING-EXTISM.md); elicitation becomes toolhost's input requests
+// (elicit.go); keyring reads are served from the operator's config
+// (keyring.go); what else needs an MCP client's answer (sampling, roots)
+// or an OAuth flow stops the call with ErrUnsupported.
 var userFuncs = []hostFunc{
 	{"notify_progress", sig(i64), none, notifyProgress},
 	{"notify_logging_message", sig(i64), none, notifyLogging},
 	{"create_elicitation", sig(i64), sig(i64), createElicitation},
-	unsupported("create_message", sig(i64), sig(i64)),
-	unsupported("list_roots", none, sig(i64)),
+	unsupported("create_message", sig(i64), sig(i64), "toolhost sends no sampling requests to clients on a plugin's behalf"),
+	unsupported("list_roots", none, sig(i64), "toolhost asks clients for no roots on a plugin's behalf"),
+	// get_access_token(credentials i64) -> i64: hyper-mcp runs an OAuth
+	// client-credentials or device flow with the plugin's OauthCredentials
+	// and answers an AccessToken or null.
+	unsupported("get_access_token", sig(i64), sig(i64),
+		"toolhost runs no OAuth flows for plugins; the operator injects an upstream's credential into the plugin's requests with [grants.\"MODULE.wasm\".headers.\"HOST\"]"),
 	ignored("notify_tool_list_changed", none),
 	ignored("notify_prompt_list_changed", none),
 	ignored("notify_resource_list_changed", none),
@@ -31,19 +39,16 @@ var userFuncs = []hostFunc{
 	keyring,
 }
 
-// usrFuncs are hyper-mcp's extism:host/usr functions: its keyring.
+// usrFuncs are the extism:host/usr functions: hyper-mcp's host serves
+// get_keyring_secret in extism:host/user, but its go-plugin-template
+// imports it from extism:host/usr, so toolhost serves it in both.
 var usrFuncs = []hostFunc{keyring}
 
-// keyring is get_keyring_secret(entry i64) -> i64. toolhost reads no OS
-// keyring: a plugin's secrets come from the operator's extism_config,
-// where {env = ...} and {file = ...} references keep them out of the file.
-var keyring = hostFunc{"get_keyring_secret", sig(i64), sig(i64), func(_ context.Context, k *Kernel, _ api.Module, _ []uint64) {
-	k.stop(fmt.Errorf("get_keyring_secret: %w: toolhost reads no keyring; the operator gives a plugin its secrets in [modules.\"MODULE.wasm\".extism_config], by {env = \"NAME\"} or {file = \"PATH\"}", ErrUnsupported))
-}}
-
-func unsupported(name string, params, results []api.ValueType) hostFunc {
+// unsupported is a host function that stops the call with ErrUnsupported
+// and why.
+func unsupported(name string, params, results []api.ValueType, why string) hostFunc {
 	return hostFunc{name, params, results, func(_ context.Context, k *Kernel, _ api.Module, _ []uint64) {
-		k.stop(fmt.Errorf("extism:host/user %s: %w (toolhost serves no client requests to plugins)", name, ErrUnsupported))
+		k.stop(fmt.Errorf("extism:host/user %s: %w (%s)", name, ErrUnsupported, why))
 	}}
 }
 

@@ -236,6 +236,11 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 		for name := range m.ExtismConfig {
 			all = append(all, slot{m.ExtismConfig, name})
 		}
+		for _, users := range m.Keyring {
+			for name := range users {
+				all = append(all, slot{users, name})
+			}
+		}
 	}
 	if o := c.Auth.OAuth; o != nil && !o.ClientSecret.IsZero() {
 		kv := map[string]Secret{"client_secret": o.ClientSecret}

@@ -36,6 +36,11 @@ type Module struct {
 	// plugin's config, what its config_get reads: string values, or
 	// secrets by reference ({env = "NAME"}, {file = "PATH"}).
 	ExtismConfig map[string]Secret
+	// Keyring ([modules."MODULE.wasm".keyring."SERVICE"] USER = {env =
+	// "NAME"}) is what an Extism plugin's hyper-mcp get_keyring_secret
+	// reads, by the entry's service, then its user: references only
+	// (keyring.go).
+	Keyring map[string]map[string]Secret
 }
 
 // ExtismConfig returns each module's [modules."MODULE.wasm".extism_config]
@@ -175,7 +180,8 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 					}
 					m.ExtismConfig[key] = s
 				}
-			}})
+			}},
+			field{"keyring", func(path []string, x any) { m.Keyring = p.keyring(path, x) }})
 		if c.Modules == nil {
 			c.Modules = make(map[string]Module)
 		}

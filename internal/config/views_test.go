@@ -2,6 +2,10 @@ package config
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -132,5 +136,54 @@ token = {env = "TOOLHOST_TEST_PLUGIN_TOKEN"}
 	}
 	if _, err := Parse("toolhost.toml", []byte("[modules.\"search.wasm\"]\nextism_config = {greeting = 3}\n")); err == nil {
 		t.Error("a number in extism_config was accepted")
+	}
+}
+
+func TestExtismKeyring(t *testing.T) {
+	t.Setenv("TOOLHOST_TEST_KEYRING", "k3y")
+	file := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("toolhost.toml", []byte(`
+[modules."context7.wasm".keyring."context7"]
+api_key = {env = "TOOLHOST_TEST_KEYRING"}
+"me@example.com" = {file = "`+file+`"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := fmt.Sprint(c.Modules["context7.wasm"].Keyring); strings.Contains(s, "k3y") {
+		t.Errorf("printing the keyring shows a secret: %s", s)
+	}
+	if err := c.ResolveSecrets(); err != nil {
+		t.Fatal(err)
+	}
+	got := c.ExtismKeyring()
+	want := map[string]map[string]map[string]string{"context7.wasm": {"context7": {"api_key": "k3y", "me@example.com": "from-file"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExtismKeyring() = %v, want %v", got, want)
+	}
+	for doc, wantErr := range map[string]string{
+		`[modules."a.wasm".keyring.svc]` + "\nuser = \"literal\"\n":        `modules."a.wasm".keyring.svc.user: must be a reference {env = "NAME"}`,
+		`[modules."a.wasm".keyring]` + "\nsvc = \"x\"\n":                   `modules."a.wasm".keyring.svc: must be a table`,
+		`[modules."a.wasm".keyring.svc]` + "\nuser = {env = \"1BAD\"}\n":   "is not an environment variable name",
+		`[modules."a.wasm".keyring.svc]` + "\nuser = {file = \"rel/x\"}\n": "is not an absolute path",
+	} {
+		_, err := Parse("toolhost.toml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%s: %v, want an error saying %q", doc, err, wantErr)
+		}
+	}
+	// An unset variable is named at start-up, not when the plugin asks.
+	c, err = Parse("toolhost.toml", []byte("[modules.\"a.wasm\".keyring.svc]\nuser = {env = \"TOOLHOST_TEST_KEYRING_UNSET\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResolveSecrets(); err == nil || !strings.Contains(err.Error(), "TOOLHOST_TEST_KEYRING_UNSET is not set") {
+		t.Errorf("ResolveSecrets: %v, want the unset variable named", err)
+	}
+	if (*Config)(nil).ExtismKeyring() != nil {
+		t.Error("a nil Config has a keyring")
 	}
 }

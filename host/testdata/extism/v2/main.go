@@ -25,6 +25,15 @@ func createElicitation(uint64) uint64
 //go:wasmimport extism:host/usr get_keyring_secret
 func getKeyringSecret(uint64) uint64
 
+//go:wasmimport extism:host/user get_keyring_secret
+func getUserKeyringSecret(uint64) uint64
+
+//go:wasmimport extism:host/user get_access_token
+func getAccessToken(uint64) uint64
+
+//go:wasmimport extism:host/user list_roots
+func listRoots() uint64
+
 const tools = `{"tools":[
  {"name":"echo","title":"Echo","description":"Echoes its text and counts the calls of this instance.",
   "inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
@@ -37,7 +46,10 @@ const tools = `{"tools":[
  {"name":"notes","description":"Logs and reports progress.","inputSchema":{"type":"object"}},
  {"name":"config","description":"Reads the greeting config key.","inputSchema":{"type":"object"}},
  {"name":"sample","description":"Asks the client for a message (sampling).","inputSchema":{"type":"object"}},
- {"name":"keyring","description":"Reads a keyring secret.","inputSchema":{"type":"object"}},
+ {"name":"keyring","description":"Reads a keyring secret, from extism:host/usr (go-plugin-template's) or extism:host/user (hyper-mcp's host).",
+  "inputSchema":{"type":"object","properties":{"service":{"type":"string"},"user":{"type":"string"},"module":{"type":"string"}}}},
+ {"name":"token","description":"Asks for an OAuth access token.","inputSchema":{"type":"object"}},
+ {"name":"roots","description":"Asks the client for its roots.","inputSchema":{"type":"object"}},
  {"name":"ask","description":"Asks the user for a name, then for a confirmation.","inputSchema":{"type":"object"}}
 ]}`
 
@@ -62,9 +74,12 @@ func callTool() int32 {
 		return 1
 	}
 	var args struct {
-		Text   string `json:"text"`
-		URL    string `json:"url"`
-		Kernel bool   `json:"kernel"`
+		Text    string `json:"text"`
+		URL     string `json:"url"`
+		Kernel  bool   `json:"kernel"`
+		Service string `json:"service"`
+		User    string `json:"user"`
+		Module  string `json:"module"`
 	}
 	_ = json.Unmarshal(in.Request.Arguments, &args)
 	switch in.Request.Name {
@@ -112,8 +127,20 @@ func callTool() int32 {
 		sure := elicit(`{"message":"Sure?","requestedSchema":{"type":"object","properties":{"sure":{"type":"boolean"}}}}`)
 		return result(map[string]any{"name": name["content"], "sure": sure["content"], "action": sure["action"]}, false)
 	case "keyring":
-		entry := pdk.AllocateString(`{"service":"s","user":"u"}`)
-		getKeyringSecret(entry.Offset())
+		b, _ := json.Marshal(map[string]string{"service": args.Service, "user": args.User})
+		entry := pdk.AllocateBytes(b)
+		get := getKeyringSecret
+		if args.Module == "user" {
+			get = getUserKeyringSecret
+		}
+		secret := pdk.FindMemory(get(entry.Offset()))
+		return text(string(secret.ReadBytes()), false)
+	case "token":
+		creds := pdk.AllocateString(`{"client_id":"c","token_endpoint_url":"https://auth.example.com/token"}`)
+		getAccessToken(creds.Offset())
+		return text("unreachable", false)
+	case "roots":
+		listRoots()
 		return text("unreachable", false)
 	case "config":
 		v, ok := pdk.GetConfig("greeting")
