@@ -52,7 +52,7 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 	for _, tool := range m.Tools {
 		names = append(names, tool.Name)
 	}
-	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring,token,roots,ask" {
+	if got := strings.Join(names, ","); got != "echo,fail,spin,hog,fetch,notes,config,sample,keyring,token,roots,changed,ask" {
 		t.Fatalf("tools = %s", got)
 	}
 	if got := m.ExtismInterface(); got != "hyper-mcp v2" {
@@ -87,6 +87,12 @@ func TestExtismV2ListsAndCalls(t *testing.T) {
 		if !errors.Is(err, extism.ErrUnsupported) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want ErrUnsupported saying %q", tool, err, want)
 		}
+	}
+	// List-changed notices are accepted and dropped: the list is the one
+	// read at load.
+	res, err = m.Call(ctx, "changed", nil, host.Limits{})
+	if err != nil || string(res) != `"noted"` {
+		t.Errorf("changed = %s, %v", res, err)
 	}
 	// The keyring answers only what the operator mapped for this plugin,
 	// through either module name a plugin may import it from.

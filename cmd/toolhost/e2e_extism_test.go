@@ -189,6 +189,18 @@ memory = "32MiB"
 	if tc, ok := prompt.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "Review this go code." {
 		t.Errorf("prompts/get message = %+v", prompt.Messages[0].Content)
 	}
+	// The plugin exports complete, but toolhost serves no completion for
+	// any module (docs/WRITING-EXTISM.md, "Not supported").
+	if res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "review"},
+		Argument: mcp.CompleteParamsArgument{Name: "lang", Value: "g"}}); err == nil || !strings.Contains(err.Error(), `method "completion/complete" not found`) {
+		t.Errorf("completion/complete = %+v, %v, want method not found", res, err)
+	}
+	if r := call("changed", ""); r.IsError || text(r) != `"noted"` {
+		t.Errorf("changed = %s", text(r))
+	}
+	if lr2, err := cs.ListTools(ctx, nil); err != nil || len(lr2.Tools) != len(lr.Tools) {
+		t.Errorf("tools/list after notify_tool_list_changed: %d tools, %v; want the %d read at load", len(lr2.Tools), err, len(lr.Tools))
+	}
 
 	// Notifications are handled on the client's own goroutines: wait for
 	// them (or the test's deadline).

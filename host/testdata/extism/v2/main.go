@@ -34,6 +34,12 @@ func getAccessToken(uint64) uint64
 //go:wasmimport extism:host/user list_roots
 func listRoots() uint64
 
+//go:wasmimport extism:host/user notify_tool_list_changed
+func notifyToolListChanged()
+
+//go:wasmimport extism:host/user notify_resource_updated
+func notifyResourceUpdated(uint64)
+
 const tools = `{"tools":[
  {"name":"echo","title":"Echo","description":"Echoes its text and counts the calls of this instance.",
   "inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
@@ -50,6 +56,7 @@ const tools = `{"tools":[
   "inputSchema":{"type":"object","properties":{"service":{"type":"string"},"user":{"type":"string"},"module":{"type":"string"}}}},
  {"name":"token","description":"Asks for an OAuth access token.","inputSchema":{"type":"object"}},
  {"name":"roots","description":"Asks the client for its roots.","inputSchema":{"type":"object"}},
+ {"name":"changed","description":"Says its tools and a resource changed.","inputSchema":{"type":"object"}},
  {"name":"ask","description":"Asks the user for a name, then for a confirmation.","inputSchema":{"type":"object"}}
 ]}`
 
@@ -142,6 +149,11 @@ func callTool() int32 {
 	case "roots":
 		listRoots()
 		return text("unreachable", false)
+	case "changed":
+		notifyToolListChanged()
+		uri := pdk.AllocateString(`{"uri":"ext://greeting"}`)
+		notifyResourceUpdated(uri.Offset())
+		return text("noted", false)
 	case "config":
 		v, ok := pdk.GetConfig("greeting")
 		return result(map[string]any{"greeting": v, "set": ok}, false)
@@ -222,3 +234,15 @@ func getPrompt() int32 {
 	pdk.Output(out)
 	return 0
 }
+
+// complete and on_roots_list_changed are hyper-mcp v2's; toolhost serves
+// neither (docs/WRITING-EXTISM.md), and the plugin loads with them.
+
+//go:wasmexport complete
+func complete() int32 {
+	pdk.OutputString(`{"completion":{"values":["go"]}}`)
+	return 0
+}
+
+//go:wasmexport on_roots_list_changed
+func onRootsListChanged() int32 { return 0 }
