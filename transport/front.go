@@ -153,7 +153,14 @@ func methodNotFound(method string, stateless bool) string {
 		}
 		return fmt.Sprintf("method %q not found at this protocol version: it belongs to %s", method, other)
 	}
-	return fmt.Sprintf("method %q not found: this server offers tools only", method)
+	return unservedMethod(method)
+}
+
+// unservedMethod is the message for a method no revision serves. It names
+// what toolhost does serve, so a client author can tell a typo from a
+// feature toolhost lacks (completion, sampling, roots).
+func unservedMethod(method string) string {
+	return fmt.Sprintf("method %q not found: toolhost serves tools, resources, prompts and tasks, not this method", method)
 }
 
 // readMessage parses a single JSON-RPC message. single is false for a

@@ -86,7 +86,7 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if isRequestMethod(method) {
 			if _, ok := served[method]; !ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-					Message: fmt.Sprintf("method %q not found: this server offers tools only", method)}
+					Message: unservedMethod(method)}
 			}
 			if what, ok := s.offering(method); !ok {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: noOffers(method, what)}
