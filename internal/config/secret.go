@@ -179,13 +179,19 @@ func (c *Config) ResolveSecrets() error {
 
 func (c *Config) resolveSecrets(getenv func(string) (string, bool), open func(string) (io.ReadCloser, error)) error {
 	var first *Error
-	c.eachSecret(func(s *Secret) {
+	c.eachSecret(func(s *Secret, multiline bool) {
 		if first != nil {
 			return
 		}
 		err := s.resolve(getenv, open)
-		if err == nil && strings.ContainsAny(s.value, "\r\n\x00") {
-			err = fmt.Errorf("the secret from %s %s holds a line break or NUL byte, which no header value may", s.source, s.ref)
+		switch {
+		case err != nil:
+		case strings.ContainsRune(s.value, 0):
+			err = fmt.Errorf("the secret from %s %s holds a NUL byte", s.source, s.ref)
+		case !multiline && strings.ContainsAny(s.value, "\r\n"):
+			err = fmt.Errorf("the secret from %s %s holds a line break, which no header value may", s.source, s.ref)
+		}
+		if err != nil {
 			s.value = ""
 		}
 		if err != nil {
@@ -203,7 +209,7 @@ func (c *Config) resolveSecrets(getenv func(string) (string, bool), open func(st
 // config file travels wherever the file does.
 func (c *Config) LiteralSecrets() []Secret {
 	var out []Secret
-	c.eachSecret(func(s *Secret) {
+	c.eachSecret(func(s *Secret, _ bool) {
 		if s.source == SecretLiteral {
 			out = append(out, *s)
 		}
@@ -215,36 +221,40 @@ func (c *Config) LiteralSecrets() []Secret {
 func (s Secret) Line() int { return s.pos.line }
 
 // eachSecret calls fn on every Secret of the config, in file order, and
-// stores what fn leaves in it.
-func (c *Config) eachSecret(fn func(*Secret)) {
+// stores what fn leaves in it. multiline is true for the secrets a plugin
+// reads as bytes (extism_config, keyring: a PEM key is one); the rest end
+// up in a header, a form or a key, where a line break would split or
+// change the value.
+func (c *Config) eachSecret(fn func(s *Secret, multiline bool)) {
 	if c == nil {
 		return
 	}
 	type slot struct {
-		kv   map[string]Secret
-		name string
+		kv        map[string]Secret
+		name      string
+		multiline bool
 	}
 	var all []slot
 	for _, g := range c.Grants {
 		for _, kv := range g.Headers {
 			for name := range kv {
-				all = append(all, slot{kv, name})
+				all = append(all, slot{kv, name, false})
 			}
 		}
 	}
 	for _, m := range c.Modules {
 		for name := range m.ExtismConfig {
-			all = append(all, slot{m.ExtismConfig, name})
+			all = append(all, slot{m.ExtismConfig, name, true})
 		}
 		for _, users := range m.Keyring {
 			for name := range users {
-				all = append(all, slot{users, name})
+				all = append(all, slot{users, name, true})
 			}
 		}
 	}
 	if o := c.Auth.OAuth; o != nil && !o.ClientSecret.IsZero() {
 		kv := map[string]Secret{"client_secret": o.ClientSecret}
-		all = append(all, slot{kv, "client_secret"})
+		all = append(all, slot{kv, "client_secret", false})
 		defer func() { o.ClientSecret = kv["client_secret"] }()
 	}
 	for host, r := range c.Registries {
@@ -252,7 +262,7 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 		for name, s := range map[string]Secret{"password": r.Password, "token": r.Token} {
 			if !s.IsZero() {
 				kv[name] = s
-				all = append(all, slot{kv, name})
+				all = append(all, slot{kv, name, false})
 			}
 		}
 		defer func() {
@@ -262,7 +272,7 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 	}
 	for i := range c.Input.StateKeys {
 		kv := map[string]Secret{"k": c.Input.StateKeys[i]}
-		all = append(all, slot{kv, "k"})
+		all = append(all, slot{kv, "k", false})
 		defer func() { c.Input.StateKeys[i] = kv["k"] }()
 	}
 	slices.SortFunc(all, func(a, b slot) int {
@@ -270,7 +280,7 @@ func (c *Config) eachSecret(fn func(*Secret)) {
 	})
 	for _, sl := range all {
 		s := sl.kv[sl.name]
-		fn(&s)
+		fn(&s, sl.multiline)
 		sl.kv[sl.name] = s
 	}
 }

@@ -68,6 +68,10 @@ func TestMissingSecretsRefused(t *testing.T) {
 	if err := os.WriteFile(present, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	nul := filepath.Join(dir, "nul")
+	if err := os.WriteFile(nul, []byte("a\x00b"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, env, file, want string
 		unset                 bool
@@ -76,7 +80,8 @@ func TestMissingSecretsRefused(t *testing.T) {
 		{"empty env", "", present, `s.toml:5: grants."f.wasm".headers."api.example.com".Authorization: environment variable TOOLHOST_TEST_API_TOKEN is empty`, false},
 		{"missing file", "v", filepath.Join(dir, "nope"), `s.toml:8: grants."f.wasm".headers."b.example.com".X-Key: cannot read secret file ` + filepath.Join(dir, "nope") + `: no such file or directory`, false},
 		{"empty file", "v", empty, `s.toml:8: grants."f.wasm".headers."b.example.com".X-Key: secret file ` + empty + ` is empty`, false},
-		{"line break", "a\r\nInjected: 1", present, `s.toml:5: grants."f.wasm".headers."api.example.com".Authorization: the secret from env TOOLHOST_TEST_API_TOKEN holds a line break or NUL byte, which no header value may`, false},
+		{"line break", "a\r\nInjected: 1", present, `s.toml:5: grants."f.wasm".headers."api.example.com".Authorization: the secret from env TOOLHOST_TEST_API_TOKEN holds a line break, which no header value may`, false},
+		{"NUL", "v", nul, `s.toml:8: grants."f.wasm".headers."b.example.com".X-Key: the secret from file ` + nul + ` holds a NUL byte`, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("TOOLHOST_TEST_API_TOKEN", c.env)

@@ -145,10 +145,18 @@ func TestExtismKeyring(t *testing.T) {
 	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A plugin reads its keyring as bytes: a PEM key's line breaks stay
+	// (a header's secret refuses them: TestSecretResolveErrors).
+	const pem = "-----BEGIN PRIVATE KEY-----\nMC4CAQ\n-----END PRIVATE KEY-----"
+	pemFile := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(pemFile, []byte(pem+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c, err := Parse("toolhost.toml", []byte(`
 [modules."context7.wasm".keyring."context7"]
 api_key = {env = "TOOLHOST_TEST_KEYRING"}
 "me@example.com" = {file = "`+file+`"}
+signing_key = {file = "`+pemFile+`"}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +168,7 @@ api_key = {env = "TOOLHOST_TEST_KEYRING"}
 		t.Fatal(err)
 	}
 	got := c.ExtismKeyring()
-	want := map[string]map[string]map[string]string{"context7.wasm": {"context7": {"api_key": "k3y", "me@example.com": "from-file"}}}
+	want := map[string]map[string]map[string]string{"context7.wasm": {"context7": {"api_key": "k3y", "me@example.com": "from-file", "signing_key": pem}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ExtismKeyring() = %v, want %v", got, want)
 	}
