@@ -1,0 +1,87 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
+)
+
+// The resources and prompts of the C, Rust and AssemblyScript example
+// tools, built from source and served, as an MCP client lists, reads and
+// gets them: each SDK's manifest entries, its reserved-call dispatch and
+// its typed content writers, end to end.
+
+// offerClient is a client session with the listing helpers of the
+// resources e2e tests.
+func offerClient(t *testing.T, srv *server) *offerWatch {
+	t.Helper()
+	return watchOffers(t, srv, nil, "")
+}
+
+// promptText is the text of a prompt's message i, or "" when it has no
+// text content.
+func promptText(p *mcp.GetPromptResult, i int) string {
+	if p == nil || i >= len(p.Messages) {
+		return ""
+	}
+	if tc, ok := p.Messages[i].Content.(*mcp.TextContent); ok {
+		return tc.Text
+	}
+	return ""
+}
+
+// TestCGuestOffers: wordfreq (C) offers the resource wordfreq://rules
+// and the prompt wordfreq.keywords, whose message carries the text's word
+// counts worked out by the tool's own counting code.
+func TestCGuestOffers(t *testing.T) {
+	srv := startServer(t, testwasm.Dir(t, testwasm.C(t, "tools-src-c/wordfreq")))
+	w := offerClient(t, srv)
+	if caps := w.InitializeResult().Capabilities; caps.Resources == nil || caps.Prompts == nil {
+		t.Fatalf("capabilities %+v: want resources and prompts", caps)
+	}
+	if got := w.uris(t); !slices.Equal(got, []string{"wordfreq://rules"}) {
+		t.Fatalf("resources/list = %v", got)
+	}
+	r, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "wordfreq://rules"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].URI != "wordfreq://rules" || r.Contents[0].MIMEType != "text/plain" ||
+		!strings.HasPrefix(r.Contents[0].Text, "A word is a run of ASCII letters") || !strings.Contains(r.Contents[0].Text, `"it's"`) {
+		t.Fatalf("read wordfreq://rules = %+v, %v", r, err)
+	}
+
+	lp, err := w.ListPrompts(t.Context(), nil)
+	if err != nil || len(lp.Prompts) != 1 || lp.Prompts[0].Name != "wordfreq.keywords" || len(lp.Prompts[0].Arguments) != 2 ||
+		!lp.Prompts[0].Arguments[0].Required || lp.Prompts[0].Arguments[1].Required {
+		t.Fatalf("prompts/list = %+v, %v", lp, err)
+	}
+	text := "The cat sat. The cat ran! A \"dog\" and café, café, CAFÉ."
+	p, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "wordfreq.keywords", Arguments: map[string]string{"text": text, "top": "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := promptText(p, 0)
+	if p.Description != "keywords of a text of 12 words" || len(p.Messages) != 1 || p.Messages[0].Role != "user" ||
+		!strings.Contains(msg, "has 12 words, 9 of them distinct") ||
+		!strings.Contains(msg, "Its most frequent words, with their counts: caf\u00e9 (2), cat (2), the (2).") ||
+		!strings.HasSuffix(msg, "\n\n"+text) {
+		t.Fatalf("prompts/get wordfreq.keywords = %+v\n%s", p, msg)
+	}
+	// The prompt's own check of an argument is a schema error (invalid
+	// params); the host's of a missing required one comes first.
+	if _, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "wordfreq.keywords", Arguments: map[string]string{"text": "x", "top": "many"}}); err == nil ||
+		!strings.Contains(err.Error(), "top must be a whole number from 1 to 50") {
+		t.Errorf("top=many: %v", err)
+	}
+	if _, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "wordfreq.keywords"}); err == nil || !strings.Contains(err.Error(), `argument "text" is required`) {
+		t.Errorf("no text: %v", err)
+	}
+	if _, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "wordfreq://nothing"}); err == nil {
+		t.Error("read a URI wordfreq does not offer")
+	}
+	// The tool is served beside its offers, as before.
+	if res, err := w.CallTool(t.Context(), &mcp.CallToolParams{Name: "wordfreq_top", Arguments: map[string]any{"text": text, "top": 1}}); err != nil || res.IsError {
+		t.Fatalf("wordfreq.top: %+v, %v", res, err)
+	}
+}
