@@ -85,3 +85,50 @@ func TestCGuestOffers(t *testing.T) {
 		t.Fatalf("wordfreq.top: %+v, %v", res, err)
 	}
 }
+
+// TestRustGuestOffers: csv (Rust) offers csv://types, the template
+// csv://types/{type} and the prompt csv.describe, whose message carries
+// the columns csv.parse typed.
+func TestRustGuestOffers(t *testing.T) {
+	srv := startServer(t, testwasm.Dir(t, testwasm.Rust(t, "tools-src-rust/csv")))
+	w := offerClient(t, srv)
+	if got := w.uris(t); !slices.Equal(got, []string{"csv://types"}) {
+		t.Fatalf("resources/list = %v", got)
+	}
+	tpl, err := w.ListResourceTemplates(t.Context(), nil)
+	if err != nil || len(tpl.ResourceTemplates) != 1 || tpl.ResourceTemplates[0].URITemplate != "csv://types/{type}" {
+		t.Fatalf("resources/templates/list = %+v, %v", tpl, err)
+	}
+	r, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "csv://types"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].MIMEType != "text/markdown" ||
+		!strings.Contains(r.Contents[0].Text, "\n- integer: every non-empty cell is a whole number") || strings.Count(r.Contents[0].Text, "\n- ") != 5 {
+		t.Fatalf("read csv://types = %+v, %v", r, err)
+	}
+	// Through the template: the SDK hands the handler the variable.
+	r, err = w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "csv://types/boolean"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].URI != "csv://types/boolean" ||
+		r.Contents[0].Text != "boolean: every non-empty cell is true or false, in any case\n" {
+		t.Fatalf("read csv://types/boolean = %+v, %v", r, err)
+	}
+	if _, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "csv://types/date"}); err == nil || !strings.Contains(err.Error(), "no column type") {
+		t.Errorf("read csv://types/date: %v", err)
+	}
+
+	p, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "csv.describe",
+		Arguments: map[string]string{"text": "city,pop,coastal\n\"Brest, FR\",139000,true\nLyon,513000,false\nNice,,true\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := promptText(p, 0)
+	if p.Description != "describe a CSV of 3 rows" || len(p.Messages) != 1 || p.Messages[0].Role != "user" ||
+		!strings.HasPrefix(msg, "A CSV file of 3 rows and 3 columns:\n- city: string, 3 values, 0 empty\n"+
+			"- pop: integer, 2 values, 1 empty, from 139000 to 513000, mean 326000\n- coastal: boolean, 3 values, 0 empty\n") ||
+		!strings.Contains(msg, "Brest, FR | 139000 | true\n") {
+		t.Fatalf("prompts/get csv.describe = %+v\n%s", p, msg)
+	}
+	// A CSV the parser refuses is the prompt's schema error.
+	if _, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "csv.describe", Arguments: map[string]string{"text": "a,b\n1,2,3\n"}}); err == nil ||
+		!strings.Contains(err.Error(), "record 2 has 3 fields, want 2") {
+		t.Errorf("ragged CSV: %v", err)
+	}
+}
