@@ -132,3 +132,70 @@ func TestRustGuestOffers(t *testing.T) {
 		t.Errorf("ragged CSV: %v", err)
 	}
 }
+
+// TestASGuestOffers: textkit (AssemblyScript) offers textkit://rules and
+// the prompt textkit.group, whose message carries the list tallied as
+// textkit.uniq tallies it.
+func TestASGuestOffers(t *testing.T) {
+	srv := startServer(t, testwasm.Dir(t, testwasm.AS(t, "tools-src-as/textkit")))
+	w := offerClient(t, srv)
+	if got := w.uris(t); !slices.Equal(got, []string{"textkit://rules"}) {
+		t.Fatalf("resources/list = %v", got)
+	}
+	r, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "textkit://rules"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].MIMEType != "text/plain" || !strings.HasPrefix(r.Contents[0].Text, "textkit.slug lowercases the text") {
+		t.Fatalf("read textkit://rules = %+v, %v", r, err)
+	}
+	lp, err := w.ListPrompts(t.Context(), nil)
+	if err != nil || len(lp.Prompts) != 1 || lp.Prompts[0].Name != "textkit.group" || len(lp.Prompts[0].Arguments) != 2 || !lp.Prompts[0].Arguments[0].Required {
+		t.Fatalf("prompts/list = %+v, %v", lp, err)
+	}
+	p, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "textkit.group",
+		Arguments: map[string]string{"lines": "apple\nPear\n  pear \n\ncarrot\nApple\napple\n\"leek\" é", "ignore_case": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := promptText(p, 0)
+	if p.Description != "group 4 distinct values" || len(p.Messages) != 1 || p.Messages[0].Role != "user" ||
+		!strings.HasPrefix(msg, "These 7 values hold 4 distinct ones, most frequent first:\n- apple (3)\n- pear (2)\n- \"leek\" é (1)\n- carrot (1)\n\nGroup") {
+		t.Fatalf("prompts/get textkit.group = %+v\n%s", p, msg)
+	}
+	if _, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "textkit.group", Arguments: map[string]string{"lines": "a", "ignore_case": "yes"}}); err == nil ||
+		!strings.Contains(err.Error(), "ignore_case must be") {
+		t.Errorf("ignore_case=yes: %v", err)
+	}
+}
+
+// TestASGuestDynamicOffers: the AssemblyScript SDK's template variables,
+// binary contents, module timeout and offers listed by code
+// (abi/assemblyscript/testdata/offers), through an MCP client.
+func TestASGuestDynamicOffers(t *testing.T) {
+	srv := startServer(t, testwasm.Dir(t, testwasm.AS(t, "abi/assemblyscript/testdata/offers")))
+	w := offerClient(t, srv)
+	for !slices.Contains(w.uris(t), "asoffers://later") {
+		w.wait(t, w.resources, "resources/list_changed after the dynamic listing")
+	}
+	if got := w.uris(t); !slices.Equal(got, []string{"asoffers://later", "asoffers://logo"}) {
+		t.Errorf("resources/list = %v", got)
+	}
+	r, err := w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "asoffers://logo"})
+	if err != nil || len(r.Contents) != 1 || string(r.Contents[0].Blob) != "\x89PNG\r" || r.Contents[0].MIMEType != "image/png" {
+		t.Errorf("read asoffers://logo = %+v, %v", r, err)
+	}
+	r, err = w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "asoffers://day/2026-12-02/a/b"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "day 2026-12-02, then a/b" {
+		t.Errorf("read through the template = %+v, %v", r, err)
+	}
+	r, err = w.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "asoffers://later"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "listed by code" {
+		t.Errorf("read asoffers://later = %+v, %v", r, err)
+	}
+	for !slices.Contains(w.promptNames(t), "asoffers.later") {
+		w.wait(t, w.promp, "prompts/list_changed after the dynamic listing")
+	}
+	p, err := w.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "asoffers.later", Arguments: map[string]string{"who": "ada"}})
+	if err != nil || p.Description != "asoffers.later" || len(p.Messages) != 2 || promptText(p, 0) != "hello ada" ||
+		p.Messages[1].Role != "assistant" || promptText(p, 1) != "hi" {
+		t.Errorf("prompts/get asoffers.later = %+v, %v", p, err)
+	}
+}
