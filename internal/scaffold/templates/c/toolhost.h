@@ -241,7 +241,7 @@ int th_confirmed(th_call *c);
  * names "resources/read" and "prompts/get" (and "offers/list" for a
  * dynamic listing), which no tool can have.
  *
- *     static void read(th_call *c, const char *uri, size_t uri_len) {
+ *     static void read_note(th_call *c, const char *uri, size_t uri_len) {
  *         th_span date;
  *         if (strcmp(uri, "notes://todo") == 0) th_contents_text(c, uri, "text/plain", "buy milk", 8);
  *         else if (th_uri_match("notes://day/{date}", uri, uri_len, &date, 1)) ...
@@ -253,7 +253,7 @@ int th_confirmed(th_call *c);
  *         th_prompt_printf(c, "user", "Review this %s code.", lang);
  *         free(lang);
  *     }
- *     static const th_offers offers = {read, prompt, NULL};
+ *     static const th_offers offers = {read_note, prompt, NULL};
  *
  *     void toolhost_handle(th_call *c) {
  *         if (th_offer(c, &offers)) return;
