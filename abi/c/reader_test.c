@@ -334,6 +334,124 @@ static void args(void) {
 	CHECK(th_args(&c, &root) && !c.failed && th_str_eq(th_get(root, "text"), "ok"), "th_args of a good object");
 }
 
+/* Resources and prompts: th_offer's answers to the reserved calls, as
+ * toolhost_call would frame them, and th_uri_match against the Go SDK's
+ * cases (abi/guest's TestMatchTemplate). */
+static void t_read(th_call *c, const char *uri, size_t n) {
+	th_span v[2];
+	if (strcmp(uri, "notes://todo") == 0) th_contents_text(c, uri, "text/plain", "buy \"milk\"", 10);
+	else if (strcmp(uri, "notes://logo") == 0) th_contents_blob(c, uri, "image/png", "\x89PNG\r", 5);
+	else if (th_uri_match("notes://day/{date}/{part}", uri, n, v, 2)) {
+		th_contents_text(c, uri, NULL, v[0].p, v[0].len);
+		th_contents_text(c, uri, NULL, v[1].p, v[1].len);
+	} else if (strcmp(uri, "notes://empty") != 0) th_no_resource(c, uri);
+}
+
+static void t_prompt(th_call *c, const char *name, th_val args) {
+	char *lang = th_prompt_arg(args, "lang");
+	if (strcmp(name, "review") != 0) {
+		th_no_prompt(c, name);
+	} else {
+		th_prompt_description(c, "review in %s", lang ? lang : "any language");
+		th_prompt_printf(c, "user", "Review this %s code.", lang ? lang : "");
+		th_prompt_message(c, "assistant", "Paste it.", 9);
+	}
+	free(lang);
+}
+
+static void t_list(th_call *c) {
+	th_obj_begin(c);
+	th_key(c, "resources");
+	th_arr_begin(c);
+	th_obj_begin(c);
+	th_key(c, "uri");
+	th_cstr(c, "memo://a");
+	th_key(c, "name");
+	th_cstr(c, "a");
+	th_obj_end(c);
+	th_arr_end(c);
+	th_obj_end(c);
+}
+
+static char *serve(const th_offers *o, const char *name, const char *args) {
+	th_call c;
+	memset(&c, 0, sizeof c);
+	c.name = name;
+	c.name_len = strlen(name);
+	c.args = exact(args, strlen(args));
+	c.args_len = strlen(args);
+	th_puts(&c.out, "{\"result\":");
+	if (!th_offer(&c, o)) th_puts(&c.out, "(a tool)");
+	else if (!c.failed) th_put(&c.out, "}", 1);
+	th_put(&c.out, "", 1);
+	return c.out.data;
+}
+
+static void offers(void) {
+	static const th_offers all = {t_read, t_prompt, t_list}, none = {NULL, NULL, NULL};
+	const struct {
+		const th_offers *o;
+		const char *name, *args, *want;
+	} cases[] = {
+	    {&all, "resources/read", "{\"uri\":\"notes://todo\"}",
+	     "{\"result\":{\"contents\":[{\"uri\":\"notes://todo\",\"mimeType\":\"text/plain\",\"text\":\"buy \\\"milk\\\"\"}]}}"},
+	    {&all, "resources/read", "{\"uri\":\"notes://logo\"}",
+	     "{\"result\":{\"contents\":[{\"uri\":\"notes://logo\",\"mimeType\":\"image/png\",\"blob\":\"iVBORw0=\"}]}}"},
+	    {&all, "resources/read", "{\"uri\":\"notes://day/2026-12-02/am\"}",
+	     "{\"result\":{\"contents\":[{\"uri\":\"notes://day/2026-12-02/am\",\"text\":\"2026-12-02\"},{\"uri\":\"notes://day/2026-12-02/am\",\"text\":\"am\"}]}}"},
+	    {&all, "resources/read", "{\"uri\":\"notes://day/x\"}",
+	     "{\"error\":{\"kind\":\"schema\",\"message\":\"this module has no resource notes://day/x\"}}"},
+	    {&all, "resources/read", "{\"uri\":\"notes://empty\"}",
+	     "{\"error\":{\"kind\":\"internal\",\"message\":\"the read of notes://empty wrote no contents\"}}"},
+	    {&all, "resources/read", "{\"uri\":7}", "{\"error\":{\"kind\":\"schema\",\"message\":\"resources/read: uri must be a string\"}}"},
+	    {&none, "resources/read", "{\"uri\":\"notes://todo\"}",
+	     "{\"error\":{\"kind\":\"schema\",\"message\":\"this module has no resource notes://todo\"}}"},
+	    {&all, "prompts/get", "{\"name\":\"review\",\"arguments\":{\"lang\":\"C \\u00e9\"}}",
+	     "{\"result\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"Review this C \xc3\xa9 code.\"}},"
+	     "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paste it.\"}}],\"description\":\"review in C \xc3\xa9\"}}"},
+	    {&all, "prompts/get", "{\"name\":\"review\"}",
+	     "{\"result\":{\"messages\":[{\"role\":\"user\",\"content\":{\"type\":\"text\",\"text\":\"Review this  code.\"}},"
+	     "{\"role\":\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"Paste it.\"}}],\"description\":\"review in any language\"}}"},
+	    {&all, "prompts/get", "{\"name\":\"other\"}", "{\"error\":{\"kind\":\"schema\",\"message\":\"this module has no prompt other\"}}"},
+	    {&none, "prompts/get", "{\"name\":\"review\"}", "{\"error\":{\"kind\":\"schema\",\"message\":\"this module has no prompt review\"}}"},
+	    {&all, "offers/list", "{}", "{\"result\":{\"resources\":[{\"uri\":\"memo://a\",\"name\":\"a\"}]}}"},
+	    {&none, "offers/list", "{}", "{\"result\":{}}"},
+	    {&all, "notes.count", "{}", "{\"result\":(a tool)"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *got = serve(cases[i].o, cases[i].name, cases[i].args);
+		CHECK(got && strcmp(got, cases[i].want) == 0, "%s %s:\n  got  %s\n  want %s", cases[i].name, cases[i].args, got, cases[i].want);
+		free(got);
+	}
+
+	const struct {
+		const char *tmpl, *uri;
+		int want;
+		const char *var0;
+	} match[] = {
+	    {"notes://{name}", "notes://todo", 1, "todo"},
+	    {"notes://{name}", "notes://a/b", 0, NULL},
+	    {"notes://{+path}", "notes://a/b", 1, "a/b"},
+	    {"notes://{name}.md", "notes://todo.md", 1, "todo"},
+	    {"notes://{name}.md", "notes://todo.txt", 0, NULL},
+	    {"notes://{a}/{b}", "notes://x/y", 1, "x"},
+	    {"notes://{a}/{b}", "files://x/y", 0, NULL},
+	    {"notes://fixed", "notes://fixed", 1, NULL},
+	    {"notes://fixed", "notes://fixedx", 0, NULL},
+	    {"notes://{a}", "notes:/", 0, NULL},
+	    {"notes://{a}", "notes://", 1, ""},
+	};
+	for (size_t i = 0; i < sizeof match / sizeof *match; i++) {
+		th_span v = {NULL, 0};
+		const char *uri = exact(match[i].uri, strlen(match[i].uri));
+		int got = th_uri_match(match[i].tmpl, uri, strlen(match[i].uri), &v, 1);
+		CHECK(got == match[i].want, "th_uri_match(%s, %s) = %d", match[i].tmpl, match[i].uri, got);
+		if (got && match[i].var0)
+			CHECK(v.len == strlen(match[i].var0) && memcmp(v.p, match[i].var0, v.len) == 0, "th_uri_match(%s, %s) took %.*s", match[i].tmpl,
+			      match[i].uri, (int)v.len, v.p);
+	}
+}
+
 /* walk reads every value under v with every getter that applies. */
 static void walk(th_val v) {
 	th_iter it = th_iter_begin(v);
@@ -401,6 +519,7 @@ int main(int argc, char **argv) {
 	utf8();
 	navigation();
 	args();
+	offers();
 	if (failures) {
 		printf("%d of %d checks failed\n", failures, checks);
 		return 1;

@@ -232,6 +232,87 @@ int th_answers(th_call *c, th_val *resume);
  * -1 when this call answers no request (ask first). */
 int th_confirmed(th_call *c);
 
+
+/* Resources and prompts (docs/ABI.md, "Resources and prompts"). A module
+ * lists them in its manifest ("resources", "resource_templates",
+ * "prompts"; "dynamic_offers": true to list more by code) and serves them
+ * from toolhost_handle, before its tools, with th_offer: the host reads a
+ * resource and gets a prompt by calling the module under the reserved
+ * names "resources/read" and "prompts/get" (and "offers/list" for a
+ * dynamic listing), which no tool can have.
+ *
+ *     static void read_note(th_call *c, const char *uri, size_t uri_len) {
+ *         th_span date;
+ *         if (strcmp(uri, "notes://todo") == 0) th_contents_text(c, uri, "text/plain", "buy milk", 8);
+ *         else if (th_uri_match("notes://day/{date}", uri, uri_len, &date, 1)) ...
+ *         else th_no_resource(c, uri);
+ *     }
+ *     static void prompt(th_call *c, const char *name, th_val args) {
+ *         char *lang = th_prompt_arg(args, "lang");  // the host checked required ones
+ *         th_prompt_description(c, "review in %s", lang);
+ *         th_prompt_printf(c, "user", "Review this %s code.", lang);
+ *         free(lang);
+ *     }
+ *     static const th_offers offers = {read_note, prompt, NULL};
+ *
+ *     void toolhost_handle(th_call *c) {
+ *         if (th_offer(c, &offers)) return;
+ *         ... the tools ...
+ *     }
+ *
+ * A read writes one or more contents (th_contents_text, th_contents_blob)
+ * or fails with th_error (TH_SCHEMA for a URI it does not know, which the
+ * client receives as "invalid params"); a prompt writes its messages
+ * (th_prompt_message, th_prompt_printf) in order and may set a
+ * description. list, for "dynamic_offers": true, writes the listing with
+ * the JSON writer: an object with the manifest's "resources",
+ * "resource_templates" and "prompts" arrays (NULL lists nothing more). */
+typedef struct {
+	/* read reads the resource at uri (NUL-terminated, uri_len bytes). */
+	void (*read)(th_call *c, const char *uri, size_t uri_len);
+	/* prompt fills in the prompt name; args is the object of its string
+	 * arguments (TH_NONE when none were given). */
+	void (*prompt)(th_call *c, const char *name, th_val args);
+	/* list writes the dynamic listing. */
+	void (*list)(th_call *c);
+} th_offers;
+
+/* th_offer serves c when it is a read, a get or a listing and returns 1;
+ * it returns 0 for a tool's call. A NULL handler answers that the module
+ * has no such resource or prompt. */
+int th_offer(th_call *c, const th_offers *o);
+/* th_contents_text adds text (len bytes of UTF-8) as a content of the
+ * resource uri (mime NULL: none); th_contents_blob adds len bytes of
+ * binary data, which it encodes in base64. */
+void th_contents_text(th_call *c, const char *uri, const char *mime, const char *text, size_t len);
+void th_contents_blob(th_call *c, const char *uri, const char *mime, const void *data, size_t len);
+/* th_no_resource and th_no_prompt fail the call as the host expects for
+ * a URI or a name the module does not offer (a schema error). */
+void th_no_resource(th_call *c, const char *uri);
+void th_no_prompt(th_call *c, const char *name);
+/* th_prompt_message adds a message of role ("user" or "assistant") with
+ * text content (len bytes); th_prompt_printf formats it. */
+void th_prompt_message(th_call *c, const char *role, const char *text, size_t len);
+void th_prompt_printf(th_call *c, const char *role, const char *fmt, ...);
+/* th_prompt_description sets the prompt's description (printf-style). */
+void th_prompt_description(th_call *c, const char *fmt, ...);
+/* th_prompt_arg is the argument name's value in a new NUL-terminated
+ * buffer (free it), or NULL when it was not given. */
+char *th_prompt_arg(th_val args, const char *name);
+
+/* th_span is a run of bytes inside another string. */
+typedef struct {
+	const char *p;
+	size_t len;
+} th_span;
+
+/* th_uri_match reports whether uri (uri_len bytes) is one of the URIs of
+ * the RFC 6570 template tmpl, as the Go SDK matches them: literal text
+ * matches itself, an expression a run of characters without '/' ({+x},
+ * {/x} and {#x}: with). The first nvars expressions' values are set in
+ * vars (pointing into uri, not unescaped). */
+int th_uri_match(const char *tmpl, const char *uri, size_t uri_len, th_span *vars, size_t nvars);
+
 #ifdef __cplusplus
 }
 #endif
@@ -987,6 +1068,190 @@ int th_get_int(th_val v, int64_t min, int64_t max, int64_t *out) {
 	if (r < min || r > max) return 0;
 	*out = r;
 	return 1;
+}
+
+/* Resources and prompts. A read's contents and a prompt's messages are
+ * written into the open array th_offer began; a prompt's description
+ * waits in th_desc until the messages are done. */
+static th_buf th_desc;
+static int th_desc_set;
+static size_t th_items;
+
+int th_offer(th_call *c, const th_offers *o) {
+	th_val args;
+	if (th_name_is(c, "resources/read")) {
+		char *uri;
+		size_t n;
+		if (!th_args(c, &args)) return 1;
+		if (!(uri = th_strdup(th_get(args, "uri"), &n))) {
+			th_error(c, TH_SCHEMA, "resources/read: uri must be a string");
+			return 1;
+		}
+		th_items = 0;
+		th_obj_begin(c);
+		th_key(c, "contents");
+		th_arr_begin(c);
+		if (o && o->read) o->read(c, uri, n);
+		else th_no_resource(c, uri);
+		if (th_items == 0) th_error(c, TH_INTERNAL, "the read of %s wrote no contents", uri);
+		th_arr_end(c);
+		th_obj_end(c);
+		free(uri);
+		return 1;
+	}
+	if (th_name_is(c, "prompts/get")) {
+		char name[130];
+		if (!th_args(c, &args)) return 1;
+		if (th_str_into(th_get(args, "name"), name, sizeof name) <= 0) {
+			th_error(c, TH_SCHEMA, "prompts/get: name must be a prompt name");
+			return 1;
+		}
+		th_desc.len = 0;
+		th_desc.oom = 0;
+		th_desc_set = 0;
+		th_items = 0;
+		th_obj_begin(c);
+		th_key(c, "messages");
+		th_arr_begin(c);
+		if (o && o->prompt) o->prompt(c, name, th_get(args, "arguments"));
+		else th_no_prompt(c, name);
+		th_arr_end(c);
+		if (th_desc_set) {
+			th_key(c, "description");
+			th_str(c, th_desc.data, th_desc.len);
+		}
+		th_obj_end(c);
+		return 1;
+	}
+	if (th_name_is(c, "offers/list")) {
+		if (o && o->list) {
+			o->list(c);
+		} else {
+			th_obj_begin(c);
+			th_obj_end(c);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void th_contents(th_call *c, const char *uri, const char *mime, const char *field, const char *s, size_t len) {
+	th_obj_begin(c);
+	th_key(c, "uri");
+	th_cstr(c, uri);
+	if (mime) {
+		th_key(c, "mimeType");
+		th_cstr(c, mime);
+	}
+	th_key(c, field);
+	th_str(c, s, len);
+	th_obj_end(c);
+	th_items++;
+}
+
+void th_contents_text(th_call *c, const char *uri, const char *mime, const char *text, size_t len) {
+	th_contents(c, uri, mime, "text", text, len);
+}
+
+void th_contents_blob(th_call *c, const char *uri, const char *mime, const void *data, size_t len) {
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *d = (const unsigned char *)data;
+	th_buf b = {0};
+	char q[4];
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < len ? (uint32_t)d[i + 1] << 8 : 0) | (i + 2 < len ? d[i + 2] : 0);
+		q[0] = b64[v >> 18], q[1] = b64[(v >> 12) & 63];
+		q[2] = i + 1 < len ? b64[(v >> 6) & 63] : '=';
+		q[3] = i + 2 < len ? b64[v & 63] : '=';
+		th_put(&b, q, 4);
+	}
+	if (b.oom) th_error(c, TH_INTERNAL, "out of memory encoding %lu bytes of %s", (unsigned long)len, uri);
+	else th_contents(c, uri, mime, "blob", b.data, b.len);
+	free(b.data);
+}
+
+void th_no_resource(th_call *c, const char *uri) { th_error(c, TH_SCHEMA, "this module has no resource %s", uri); }
+void th_no_prompt(th_call *c, const char *name) { th_error(c, TH_SCHEMA, "this module has no prompt %s", name); }
+
+void th_prompt_message(th_call *c, const char *role, const char *text, size_t len) {
+	th_obj_begin(c);
+	th_key(c, "role");
+	th_cstr(c, role);
+	th_key(c, "content");
+	th_obj_begin(c);
+	th_key(c, "type");
+	th_cstr(c, "text");
+	th_key(c, "text");
+	th_str(c, text, len);
+	th_obj_end(c);
+	th_obj_end(c);
+	th_items++;
+}
+
+/* th_vformat prints fmt into a new buffer (free it) of any length. */
+static char *th_vformat(const char *fmt, va_list ap, size_t *len) {
+	va_list again;
+	char *s;
+	int n;
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
+	if (n < 0 || !(s = (char *)malloc((size_t)n + 1))) return NULL;
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	*len = (size_t)n;
+	return s;
+}
+
+void th_prompt_printf(th_call *c, const char *role, const char *fmt, ...) {
+	va_list ap;
+	size_t n;
+	char *s;
+	va_start(ap, fmt);
+	s = th_vformat(fmt, ap, &n);
+	va_end(ap);
+	if (!s) th_error(c, TH_INTERNAL, "out of memory writing a prompt message");
+	else th_prompt_message(c, role, s, n);
+	free(s);
+}
+
+void th_prompt_description(th_call *c, const char *fmt, ...) {
+	va_list ap;
+	size_t n;
+	char *s;
+	va_start(ap, fmt);
+	s = th_vformat(fmt, ap, &n);
+	va_end(ap);
+	th_desc.len = 0;
+	if (s) th_put(&th_desc, s, n);
+	if (!s || th_desc.oom) th_error(c, TH_INTERNAL, "out of memory writing a prompt description");
+	th_desc_set = 1;
+	free(s);
+}
+
+char *th_prompt_arg(th_val args, const char *name) { return th_strdup(th_get(args, name), NULL); }
+
+/* th_match matches uri against tmpl as matchTemplate in abi/guest does:
+ * each expression takes the longest run that lets the rest match. */
+static int th_match(const char *tmpl, const char *uri, const char *end, th_span *vars, size_t nvars) {
+	const char *open = strchr(tmpl, '{'), *close, *u;
+	size_t lit;
+	int slash;
+	if (!open) return strlen(tmpl) == (size_t)(end - uri) && memcmp(tmpl, uri, (size_t)(end - uri)) == 0;
+	lit = (size_t)(open - tmpl);
+	if ((size_t)(end - uri) < lit || memcmp(tmpl, uri, lit) != 0 || !(close = strchr(open, '}'))) return 0;
+	slash = open[1] == '+' || open[1] == '/' || open[1] == '#';
+	uri += lit;
+	for (u = end;; u--) {
+		if ((slash || !memchr(uri, '/', (size_t)(u - uri))) && th_match(close + 1, u, end, nvars ? vars + 1 : NULL, nvars ? nvars - 1 : 0)) {
+			if (nvars) vars->p = uri, vars->len = (size_t)(u - uri);
+			return 1;
+		}
+		if (u == uri) return 0;
+	}
+}
+
+int th_uri_match(const char *tmpl, const char *uri, size_t uri_len, th_span *vars, size_t nvars) {
+	return th_match(tmpl, uri, uri + uri_len, vars, nvars);
 }
 
 /* The response outlives the call, until the next one starts. */

@@ -1,15 +1,12 @@
 /* count.c — the word counting of wordfreq: an open-addressing hash table
  * of words, then the top entries by count. */
 #include "toolhost.h"
+#include "wordfreq.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	const char *word; /* into the lowercased copy of the text */
-	size_t len;
-	long count;
-} entry_t;
+typedef wf_entry entry_t;
 
 typedef struct {
 	entry_t *slots;
@@ -66,30 +63,45 @@ static int by_count(const void *x, const void *y) {
 	return c ? c : (a->len < b->len ? -1 : a->len > b->len);
 }
 
-/* count_words writes {"words", "unique", "top"} for text (which it
- * lowercases in place) to the call. */
-void count_words(th_call *c, char *text, size_t len, long top, long min_length) {
+/* wf_count counts the words of text (which it lowercases in place) at
+ * least min_length bytes long: *top gets every distinct word, most
+ * frequent first (free it), *n their number, *words the total. It returns
+ * 0 when out of memory. */
+int wf_count(char *text, size_t len, long min_length, wf_entry **top, size_t *n, long *words) {
 	table_t t = {0};
-	long words = 0;
+	*words = 0;
 	for (size_t i = 0; i < len;) {
 		while (i < len && !is_word_byte((unsigned char)text[i])) i++;
 		size_t start = i;
 		for (; i < len && is_word_byte((unsigned char)text[i]); i++)
 			if (text[i] >= 'A' && text[i] <= 'Z') text[i] = (char)(text[i] - 'A' + 'a');
 		if (i > start && (long)(i - start) >= min_length) {
-			words++;
+			++*words;
 			if (!add(&t, text + start, i - start)) {
 				free(t.slots);
-				th_error(c, TH_INTERNAL, "out of memory counting %ld words", words);
-				return;
+				return 0;
 			}
 		}
 	}
 	/* Compact the used slots to the front and sort them. */
-	size_t n = 0;
+	*n = 0;
 	for (size_t i = 0; i < t.cap; i++)
-		if (t.slots[i].word) t.slots[n++] = t.slots[i];
-	qsort(t.slots, n, sizeof(entry_t), by_count);
+		if (t.slots[i].word) t.slots[(*n)++] = t.slots[i];
+	qsort(t.slots, *n, sizeof(wf_entry), by_count);
+	*top = t.slots;
+	return 1;
+}
+
+/* count_words writes {"words", "unique", "top"} for text (which it
+ * lowercases in place) to the call. */
+void count_words(th_call *c, char *text, size_t len, long top, long min_length) {
+	wf_entry *e;
+	size_t n;
+	long words;
+	if (!wf_count(text, len, min_length, &e, &n, &words)) {
+		th_error(c, TH_INTERNAL, "out of memory counting the words of %lu bytes", (unsigned long)len);
+		return;
+	}
 	th_obj_begin(c);
 	th_key(c, "words");
 	th_int(c, words);
@@ -100,12 +112,12 @@ void count_words(th_call *c, char *text, size_t len, long top, long min_length) 
 	for (size_t i = 0; i < n && (long)i < top; i++) {
 		th_obj_begin(c);
 		th_key(c, "word");
-		th_str(c, t.slots[i].word, t.slots[i].len);
+		th_str(c, e[i].word, e[i].len);
 		th_key(c, "count");
-		th_int(c, t.slots[i].count);
+		th_int(c, e[i].count);
 		th_obj_end(c);
 	}
 	th_arr_end(c);
 	th_obj_end(c);
-	free(t.slots);
+	free(e);
 }

@@ -1,14 +1,19 @@
 /*
  * wordfreq — a toolhost tool module in C: the most frequent words of a
  * text. It shows the C SDK (abi/c/toolhost.h): arguments read and results
- * written with its JSON reader and writer, no other library. Build from
- * this folder:
+ * written with its JSON reader and writer, no other library; and beside
+ * the tool a resource (the counting rules, wordfreq://rules) and a prompt
+ * (wordfreq.keywords: a text's keywords, with its word counts worked out
+ * here so the model starts from them). Build from this folder:
  *
  *     clang --target=wasm32-wasi -mexec-model=reactor -O2 -I ../../abi/c -o wordfreq.wasm *.c
  */
 #define TOOLHOST_IMPLEMENTATION
 #include "toolhost.h"
 
+#include "wordfreq.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +32,14 @@ const char *toolhost_manifest(void) {
 	       "\"words\":{\"type\":\"integer\"},\"unique\":{\"type\":\"integer\"},"
 	       "\"top\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	       "\"word\":{\"type\":\"string\"},\"count\":{\"type\":\"integer\"}}}}}}}"
-	       "]}";
+	       "],"
+	       "\"resources\":[{\"uri\":\"wordfreq://rules\",\"name\":\"rules\",\"title\":\"How wordfreq counts\","
+	       "\"description\":\"What wordfreq.top and wordfreq.keywords take for a word.\",\"mimeType\":\"text/plain\"}],"
+	       "\"prompts\":[{\"name\":\"wordfreq.keywords\",\"title\":\"Keywords of a text\","
+	       "\"description\":\"Asks for the keywords of a text, with its most frequent words counted first.\","
+	       "\"arguments\":[{\"name\":\"text\",\"description\":\"the text\",\"required\":true},"
+	       "{\"name\":\"top\",\"description\":\"how many frequent words to list (1 to 50, default 10)\"}]}]"
+	       "}";
 }
 
 /* Arguments, as the input schema allows them (the host has checked). */
@@ -76,9 +88,76 @@ static int parse_args(th_call *c, args_t *a) {
 	return 1;
 }
 
-void count_words(th_call *c, char *text, size_t len, long top, long min_length);
+static const char rules[] =
+    "A word is a run of ASCII letters, digits, apostrophes and non-ASCII bytes (so \"it's\" and \"cafe\" with "
+    "an accent are one word each). ASCII letters are lowercased; other letters are kept as they are, so \"CAFE\" "
+    "and \"cafe\" are one word but accented capitals are not folded. Everything else separates words. "
+    "Words shorter than min_length bytes are not counted. The top list is ordered by count, most frequent "
+    "first, and ties alphabetically by their bytes.\n";
+
+static void read_resource(th_call *c, const char *uri, size_t uri_len) {
+	(void)uri_len;
+	if (strcmp(uri, "wordfreq://rules") == 0) th_contents_text(c, uri, "text/plain", rules, sizeof rules - 1);
+	else th_no_resource(c, uri);
+}
+
+/* keywords: the prompt's message lists the text's most frequent words
+ * with their counts, then the text, so that the model reads the counts
+ * instead of guessing them. */
+static void keywords(th_call *c, const char *name, th_val args) {
+	char *text = th_prompt_arg(args, "text"), *top_arg = th_prompt_arg(args, "top"), *copy, *end;
+	long top = 10;
+	size_t n = 0, len;
+	long words;
+	wf_entry *e = NULL;
+	th_buf list = {0};
+	(void)name;
+	if (top_arg) {
+		top = strtol(top_arg, &end, 10);
+		if (*top_arg == 0 || *end != 0 || top < 1 || top > 50) {
+			th_error(c, TH_SCHEMA, "top must be a whole number from 1 to 50, not \"%s\"", top_arg);
+			goto out;
+		}
+	}
+	if (!text) {
+		th_error(c, TH_SCHEMA, "the argument text is required");
+		goto out;
+	}
+	len = strlen(text);
+	if (!(copy = malloc(len + 1)) || !(memcpy(copy, text, len + 1), wf_count(copy, len, 1, &e, &n, &words))) {
+		free(copy);
+		th_error(c, TH_INTERNAL, "out of memory counting the words of %lu bytes", (unsigned long)len);
+		goto out;
+	}
+	for (size_t i = 0; i < n && (long)i < top; i++) {
+		char count[32];
+		if (i) th_put(&list, ", ", 2);
+		th_put(&list, e[i].word, e[i].len);
+		th_put(&list, count, (size_t)snprintf(count, sizeof count, " (%ld)", e[i].count));
+	}
+	th_put(&list, "", 1);
+	if (list.oom) {
+		th_error(c, TH_INTERNAL, "out of memory listing words");
+	} else {
+		th_prompt_description(c, "keywords of a text of %ld words", words);
+		th_prompt_printf(c, "user",
+		                 "The text below has %ld words, %lu of them distinct. Its most frequent words, with their counts: %s.\n\n"
+		                 "Leaving out function words (articles, pronouns, prepositions), give the text's five keywords "
+		                 "and say in one sentence what it is about.\n\n%s",
+		                 words, (unsigned long)n, n ? list.data : "none", text);
+	}
+	free(copy);
+	free(list.data);
+	free(e);
+out:
+	free(text);
+	free(top_arg);
+}
+
+static const th_offers offers = {read_resource, keywords, NULL};
 
 void toolhost_handle(th_call *c) {
+	if (th_offer(c, &offers)) return;
 	if (!th_name_is(c, "wordfreq.top")) {
 		th_error(c, TH_INTERNAL, "this module has no tool named %.*s", (int)c->name_len, c->name);
 		return;

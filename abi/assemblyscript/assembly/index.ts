@@ -4,6 +4,12 @@
 // re-exports the ABI entry points: `export * from "<sdk>/assembly/exports"`.
 import { Value, Writer, Kind, parse, quote } from "./json";
 export { Value, Writer, Kind, parse, quote } from "./json";
+import { describeOffers, isOfferCall, dispatchOffer } from "./offers";
+export {
+  Resource, ResourceTemplate, Prompt, PromptArgument, Uri, Contents, Message,
+  contents, promptResult, listing, registerResource, registerResourceTemplate, registerPrompt,
+  setDynamic, setModuleTimeout, matchTemplate,
+} from "./offers";
 
 /** The ABI version this SDK speaks. */
 export const ABI_VERSION: i32 = 1;
@@ -79,7 +85,9 @@ export function manifest(): string {
     if (t.instances.length > 0) w.raw(",\"instances\":").string(t.instances);
     w.raw("}");
   }
-  w.raw("]}");
+  w.raw("]");
+  describeOffers(w);
+  w.raw("}");
   return w.toString();
 }
 
@@ -90,6 +98,11 @@ export function dispatch(name: string, args: string): string {
     const v = args.length == 0 ? Value.object() : parse(args);
     if (v == null || !v.isObject()) return respond(schemaError("arguments are not a JSON object"));
     return respond(handlers[i](v));
+  }
+  if (isOfferCall(name)) {
+    const v = args.length == 0 ? Value.object() : parse(args);
+    if (v == null || !v.isObject()) return respond(schemaError(name + ": arguments are not a JSON object"));
+    return respond(dispatchOffer(name, v));
   }
   return respond(internalError("no tool named " + name + " in this module"));
 }

@@ -27,6 +27,12 @@
 //! toolhost::export!(module);
 //! ```
 //!
+//! A module may also offer resources and prompts beside its tools
+//! ([`Module::resource`], [`Module::resource_template`],
+//! [`Module::prompt`], [`Module::dynamic`]): their handlers return
+//! [`Contents`] and a [`PromptResult`], and the SDK serves the host's
+//! `resources/read` and `prompts/get` calls with them.
+//!
 //! Build as a `cdylib` for `wasm32-wasi` (Rust 1.63 to 1.77) or
 //! `wasm32-wasip1` (later Rust): a reactor, which the host never starts
 //! with `_start`. A guest instance runs one call at a time on one thread,
@@ -36,6 +42,7 @@ mod exports;
 pub mod http;
 mod input;
 mod notes;
+mod offers;
 pub mod schema;
 
 use std::fmt;
@@ -46,6 +53,10 @@ use serde_json::{json, Map, Value};
 
 pub use exports::__private;
 pub use notes::{Call, Level};
+pub use offers::{
+    Contents, Dynamic, Listing, Message, Prompt, PromptArgs, PromptResult, Resource,
+    ResourceTemplate, Uri,
+};
 
 /// The ABI version this SDK speaks.
 pub const ABI_VERSION: i32 = 1;
@@ -311,10 +322,13 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-')
 }
 
-/// The tools of one module. Build it in the function given to [`export!`].
+/// The tools (and resources and prompts) of one module. Build it in the
+/// function given to [`export!`].
 #[derive(Default)]
 pub struct Module {
     tools: Vec<ToolDef>,
+    offers: offers::Offers,
+    timeout_ms: Option<u32>,
 }
 
 impl Module {
@@ -333,6 +347,69 @@ impl Module {
         self.tools.push(t);
         self
     }
+    /// The module's default timeout in milliseconds (the manifest's
+    /// top-level `timeout_ms`): of each tool that sets none, and of each
+    /// resource read, prompt get and dynamic listing, which have none of
+    /// their own.
+    pub fn timeout_ms(mut self, ms: u32) -> Module {
+        self.timeout_ms = Some(ms);
+        self
+    }
+    /// Offers the resource `r`, read by `read`. Panics on a URI added
+    /// twice.
+    pub fn resource<F>(mut self, r: Resource, read: F) -> Module
+    where
+        F: Fn(&mut Call, &Uri) -> Result<Vec<Contents>, Error> + 'static,
+    {
+        let uri = r.to_json()["uri"].as_str().unwrap_or("").to_string();
+        assert!(
+            !self.offers.has_uri(&uri),
+            "toolhost: resource {} added twice",
+            uri
+        );
+        self.offers.resources.push((r, Box::new(read)));
+        self
+    }
+    /// Offers the resources whose URIs `t` matches, read by `read`, which
+    /// finds the template's variables in its [`Uri`]. A static resource's
+    /// URI is looked up before any template. Panics on a template added
+    /// twice.
+    pub fn resource_template<F>(mut self, t: ResourceTemplate, read: F) -> Module
+    where
+        F: Fn(&mut Call, &Uri) -> Result<Vec<Contents>, Error> + 'static,
+    {
+        let tmpl = t.to_json()["uriTemplate"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            !self.offers.has_template(&tmpl),
+            "toolhost: resource template {} added twice",
+            tmpl
+        );
+        self.offers.templates.push((t, Box::new(read)));
+        self
+    }
+    /// Offers the prompt `p`, filled in by `get`. Panics on a name added
+    /// twice.
+    pub fn prompt<F>(mut self, p: Prompt, get: F) -> Module
+    where
+        F: Fn(&mut Call, &PromptArgs) -> Result<PromptResult, Error> + 'static,
+    {
+        let name = p.to_json()["name"].as_str().unwrap_or("").to_string();
+        assert!(
+            !self.offers.has_prompt(&name),
+            "toolhost: prompt {} added twice",
+            name
+        );
+        self.offers.prompts.push((p, Box::new(get)));
+        self
+    }
+    /// Declares the module's dynamic offers (`"dynamic_offers": true`).
+    pub fn dynamic(mut self, d: Dynamic) -> Module {
+        self.offers.dynamic = Some(d);
+        self
+    }
     /// The manifest JSON, as `toolhost_describe` returns it.
     pub fn manifest(&self) -> Vec<u8> {
         let tools: Vec<Value> = self
@@ -340,8 +417,14 @@ impl Module {
             .iter()
             .map(|t| Value::Object(t.spec.clone()))
             .collect();
-        serde_json::to_vec(&json!({ "abi": ABI_VERSION, "tools": tools }))
-            .expect("manifest encodes")
+        let mut m = Map::new();
+        m.insert("abi".into(), Value::from(ABI_VERSION));
+        m.insert("tools".into(), Value::Array(tools));
+        if let Some(ms) = self.timeout_ms {
+            m.insert("timeout_ms".into(), Value::from(ms));
+        }
+        self.offers.describe(&mut m);
+        serde_json::to_vec(&m).expect("manifest encodes")
     }
     /// Runs the tool `name` on the arguments JSON and returns the response
     /// document, as `toolhost_call` does. Exported for native tests.
@@ -357,7 +440,10 @@ impl Module {
             .find(|t| t.spec["name"] == Value::from(name.as_str()))
         {
             Some(t) => (t.handler)(call, args),
-            None => Err(Error::schema(format!("this module has no tool {:?}", name))),
+            None => match self.offers.dispatch(call, &name, args) {
+                Some(out) => out,
+                None => Err(Error::schema(format!("this module has no tool {:?}", name))),
+            },
         };
         match out {
             Ok(result) => {

@@ -1,6 +1,10 @@
 // textkit: string and list tools in AssemblyScript, on abi/assemblyscript.
+// Beside them it offers the rules it follows as a resource
+// (textkit://rules) and a prompt (textkit.group) that tallies a list the
+// way textkit.uniq does before it asks a model to group the values.
 import {
   Tool, Value, Outcome, Level, register, ok, schemaError, log,
+  Resource, Prompt, Uri, Contents, Message, contents, promptResult, registerResource, registerPrompt,
 } from "../../../abi/assemblyscript/assembly/index";
 export * from "../../../abi/assemblyscript/assembly/exports";
 
@@ -71,11 +75,34 @@ register(uniq, (args: Value): Outcome => {
   }
   const ic = args.get("ignore_case");
   const fold = ic != null && ic.b;
-  const counts = new Map<string, i32>();
+  const values: string[] = [];
   for (let i = 0; i < items.items.length; i++) {
     const it = items.items[i];
     if (!it.isString()) return schemaError("items[" + i.toString() + "] is not a string");
-    const k = fold ? it.s.toLowerCase() : it.s;
+    values.push(it.s);
+  }
+  const t = tally(values, fold, byCount);
+  const keys = t.keys;
+  const n = t.counts;
+  const list = Value.array();
+  for (let i = 0; i < keys.length; i++) {
+    list.push(Value.object().set("value", Value.string(keys[i])).set("count", Value.number(<f64>n[i])));
+  }
+  log(Level.Debug, keys.length.toString() + " distinct of " + items.items.length.toString());
+  return ok(Value.object().set("total", Value.number(<f64>items.items.length)).set("distinct", list));
+});
+
+// A tally of distinct strings: keys ascending, or by count (most first,
+// ties in alphabetical order), with their counts.
+class Tally {
+  keys: string[] = [];
+  counts: i32[] = [];
+}
+
+function tally(values: string[], fold: bool, byCount: bool): Tally {
+  const counts = new Map<string, i32>();
+  for (let i = 0; i < values.length; i++) {
+    const k = fold ? values[i].toLowerCase() : values[i];
     counts.set(k, counts.has(k) ? counts.get(k) + 1 : 1);
   }
   const keys = counts.keys();
@@ -91,10 +118,48 @@ register(uniq, (args: Value): Outcome => {
       keys[j + 1] = k; n[j + 1] = c;
     }
   }
-  const list = Value.array();
-  for (let i = 0; i < keys.length; i++) {
-    list.push(Value.object().set("value", Value.string(keys[i])).set("count", Value.number(<f64>n[i])));
+  const t = new Tally();
+  t.keys = keys;
+  t.counts = n;
+  return t;
+}
+
+// textkit://rules: what the tools do with text, for a client or a model
+// to read before it calls them.
+const rules = new Resource("textkit://rules", "rules");
+rules.title = "How textkit treats text";
+rules.description = "The rules of textkit.slug and textkit.uniq.";
+rules.mimeType = "text/plain";
+registerResource(rules, (uri: Uri): Outcome => contents([Contents.text(uri.uri,
+  "textkit.slug lowercases the text, keeps the ASCII letters and digits, makes every run of anything else one dash " +
+  "(none at either end), and cuts the slug at max_len characters (default 80) without a dash at its end.\n" +
+  "textkit.uniq counts each distinct string of a list exactly (ignore_case: after lowercasing), and orders them " +
+  "alphabetically by UTF-16 code units, or by count, most frequent first and ties alphabetically.\n", "text/plain")]));
+
+// textkit.group: the distinct lines of a list with their counts, then
+// the request to group them.
+const group = new Prompt("textkit.group");
+group.title = "Group a list";
+group.description = "Asks for a list's values to be grouped into categories, with the distinct values counted first.";
+group.argument("lines", "the values, one a line", true).argument("ignore_case", "\"true\" to count values that differ only in case as one");
+registerPrompt(group, (args: Value): Outcome => {
+  const lines = args.get("lines");
+  if (lines == null) return schemaError("the argument lines is required");
+  const ic = args.get("ignore_case");
+  if (ic != null && ic.s != "true" && ic.s != "false") return schemaError("ignore_case must be \"true\" or \"false\"");
+  const values: string[] = [];
+  const raw = lines.s.split("\n");
+  for (let i = 0; i < raw.length; i++) {
+    const v = raw[i].trim();
+    if (v.length > 0) values.push(v);
   }
-  log(Level.Debug, keys.length.toString() + " distinct of " + items.items.length.toString());
-  return ok(Value.object().set("total", Value.number(<f64>items.items.length)).set("distinct", list));
+  if (values.length == 0) return schemaError("lines holds no values");
+  const t = tally(values, ic != null && ic.s == "true", true);
+  const parts: string[] = [];
+  for (let i = 0; i < t.keys.length; i++) parts.push("- " + t.keys[i] + " (" + t.counts[i].toString() + ")");
+  return promptResult([Message.user(
+    "These " + values.length.toString() + " values hold " + t.keys.length.toString() + " distinct ones, most frequent first:\n" +
+    parts.join("\n") + "\n\nGroup the distinct values into a few categories. Name each category and list its values " +
+    "with their counts; put a value that fits none under \"other\".")],
+    "group " + t.keys.length.toString() + " distinct values");
 });

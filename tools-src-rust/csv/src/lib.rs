@@ -2,9 +2,17 @@
 //! line breaks inside quotes, CRLF or LF) and returns its columns, with a
 //! type and statistics for each, and its rows. Written against the toolhost
 //! Rust SDK (abi/rust); built by `make plugins` as plugins/csv.wasm.
+//!
+//! Beside its tools it offers how it types columns, as resources
+//! (csv://types, and csv://types/{type} for one type), and the prompt
+//! csv.describe, which parses a CSV first so that the model reads its
+//! columns' types and statistics instead of guessing them.
 
 use serde::{Deserialize, Serialize};
-use toolhost::{http, schema, Call, Error, Instances, Level, Module, Tool};
+use toolhost::{
+    http, schema, Call, Contents, Error, Instances, Level, Message, Module, Prompt, PromptArgs,
+    PromptResult, Resource, ResourceTemplate, Tool, Uri,
+};
 
 #[derive(Deserialize)]
 struct Args {
@@ -264,7 +272,7 @@ fn module() -> Module {
         .required("row_count", schema::integer())
         .required("rows", schema::array(schema::array(schema::string())))
         .required("truncated", schema::boolean());
-    Module::new().tool(
+    let m = Module::new().tool(
         Tool::new("csv.parse", input)
             .title("Parse CSV")
             .description(
@@ -287,7 +295,112 @@ fn module() -> Module {
             .idempotent(true)
             .read_only(true)
             .handler(fetch),
-    )
+    );
+    offers(m)
+}
+
+/// How `column` types a column, one rule per type, in the order it
+/// tries them.
+const TYPES: [(&str, &str); 5] = [
+    ("empty", "every cell is empty (or only spaces)"),
+    ("integer", "every non-empty cell is a whole number of at most 19 digits, with an optional sign (min, max and mean given)"),
+    ("number", "every non-empty cell is a finite decimal number such as 1.5, -2 or 3e8 (min, max and mean given)"),
+    ("boolean", "every non-empty cell is true or false, in any case"),
+    ("string", "anything else"),
+];
+
+fn read_types(_: &mut Call, uri: &Uri) -> Result<Vec<Contents>, Error> {
+    let mut text = String::from(
+        "csv.parse gives each column the first type that fits all its non-empty cells \
+         (cells are trimmed of spaces first; empty cells are counted apart):\n",
+    );
+    for (name, rule) in TYPES {
+        text.push_str(&format!("- {}: {}\n", name, rule));
+    }
+    Ok(vec![
+        Contents::text(uri.as_str(), text).mime_type("text/markdown")
+    ])
+}
+
+fn read_type(_: &mut Call, uri: &Uri) -> Result<Vec<Contents>, Error> {
+    let name = uri.var("type").unwrap_or("");
+    match TYPES.iter().find(|t| t.0 == name) {
+        Some((name, rule)) => Ok(vec![Contents::text(
+            uri.as_str(),
+            format!("{}: {}\n", name, rule),
+        )
+        .mime_type("text/plain")]),
+        None => Err(Error::schema(format!(
+            "no column type {:?}: one of empty, integer, number, boolean, string",
+            name
+        ))),
+    }
+}
+
+/// csv.describe: the CSV's shape and column statistics, worked out by
+/// csv.parse, then a few of its rows, and the question.
+fn describe(call: &mut Call, args: &PromptArgs) -> Result<PromptResult, Error> {
+    let a = Args {
+        text: args.get("text").cloned().unwrap_or_default(),
+        url: String::new(),
+        delimiter: args.get("delimiter").cloned().unwrap_or_else(comma),
+        header: true,
+        max_rows: 5,
+    };
+    let out = parse(call, a)?;
+    let mut msg = format!(
+        "A CSV file of {} rows and {} columns:\n",
+        out.row_count,
+        out.columns.len()
+    );
+    for c in &out.columns {
+        msg.push_str(&format!(
+            "- {}: {}, {} values, {} empty",
+            c.name, c.r#type, c.values, c.empty
+        ));
+        if let (Some(min), Some(max), Some(mean)) = (c.min, c.max, c.mean) {
+            msg.push_str(&format!(", from {} to {}, mean {}", min, max, mean));
+        }
+        msg.push('\n');
+    }
+    msg.push_str(&format!("Its first {} rows:\n", out.rows.len()));
+    for r in &out.rows {
+        msg.push_str(&r.join(" | "));
+        msg.push('\n');
+    }
+    msg.push_str(
+        "\nSay in two or three sentences what this data is about, and point out anything odd \
+         in it (empty cells, outliers, a column typed string that looks like it should be a number).",
+    );
+    Ok(PromptResult::new(vec![Message::user(msg)])
+        .description(format!("describe a CSV of {} rows", out.row_count)))
+}
+
+/// The module's resources and prompts (beside its tools, in `module`).
+fn offers(m: Module) -> Module {
+    m.timeout_ms(5000)
+        .resource(
+            Resource::new("csv://types", "types")
+                .title("Column types")
+                .description("How csv.parse and csv.fetch choose a column's type.")
+                .mime_type("text/markdown"),
+            read_types,
+        )
+        .resource_template(
+            ResourceTemplate::new("csv://types/{type}", "type")
+                .title("One column type")
+                .description("The rule of one column type: empty, integer, number, boolean or string.")
+                .mime_type("text/plain"),
+            read_type,
+        )
+        .prompt(
+            Prompt::new("csv.describe")
+                .title("Describe a CSV")
+                .description("Asks what a CSV's data is about, with its columns' types and statistics worked out first.")
+                .argument("text", "the CSV text, its first record naming the columns", true)
+                .argument("delimiter", "the field separator, one character (default ,)", false),
+            describe,
+        )
 }
 
 toolhost::export!(module);
@@ -322,6 +435,21 @@ mod tests {
             v["error"]["message"],
             "line 2: a quoted field is never closed"
         );
+    }
+
+    #[test]
+    fn describe_prompt_carries_the_statistics() {
+        let v: serde_json::Value = serde_json::from_slice(&module().dispatch(
+            "prompts/get",
+            br#"{"name":"csv.describe","arguments":{"text":"city;pop\nBrest;139000\nLyon;513000\n","delimiter":";"}}"#,
+        ))
+        .unwrap();
+        let text = v["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.starts_with("A CSV file of 2 rows and 2 columns:\n- city: string, 2 values, 0 empty\n- pop: integer, 2 values, 0 empty, from 139000 to 513000, mean 326000\n"), "{}", text);
+        assert!(text.contains("Brest | 139000\n"), "{}", text);
+        assert_eq!(v["result"]["description"], "describe a CSV of 2 rows");
     }
 
     #[test]
