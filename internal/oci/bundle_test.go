@@ -1,10 +1,6 @@
 package oci
 
 import (
-	"context"
-	"crypto/ecdsa"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,17 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/secure-systems-lab/go-securesystemslib/dsse"
-	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
-	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
-	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore-go/pkg/testing/ca"
-	"github.com/sigstore/sigstore-go/pkg/tlog"
-	"github.com/sigstore/sigstore-go/pkg/verify"
-	sigdsse "github.com/sigstore/sigstore/pkg/signature/dsse"
+	"github.com/toolhost/toolhost/internal/testkit/sigstoretest"
 )
 
 const (
@@ -44,95 +30,6 @@ func serveReferrers(t *testing.T) string {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0)), registry.WithReferrersSupport(true)))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
-}
-
-// statement is the in-toto statement `cosign sign` (v3) signs for digest.
-func statement(digest, predicateType string) []byte {
-	return fmt.Appendf(nil, `{"_type":"https://in-toto.io/Statement/v1","subject":[{"digest":{"sha256":%q}}],"predicateType":%q,"predicate":{}}`,
-		strings.TrimPrefix(digest, "sha256:"), predicateType)
-}
-
-// keylessBundle signs body with a VirtualSigstore certificate for
-// identity (its log entry integrated at logged) and returns the bundle
-// JSON; withTSA keeps the timestamp authority's timestamp.
-func keylessBundle(t *testing.T, vs *ca.VirtualSigstore, subject string, body []byte, logged time.Time, withTSA bool) []byte {
-	t.Helper()
-	e, err := vs.AttestAtTime(subject, testIssuer, body, logged, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vc, _ := e.VerificationContent()
-	sc, _ := e.SignatureContent()
-	entries, _ := e.TlogEntries()
-	tss, _ := e.Timestamps()
-	vm := &protobundle.VerificationMaterial{
-		Content: &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: vc.Certificate().Raw}},
-	}
-	for _, en := range entries {
-		// tlog.NewEntry leaves out what a bundle carries beside the body:
-		// the entry's kind and the log's promise (its SET), signed again
-		// here with the virtual Rekor's key as GenerateTlogEntry did.
-		tle := en.TransparencyLogEntry()
-		tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"}
-		logID, _ := vs.RekorLogID()
-		set, err := vs.RekorSignPayload(tlog.RekorPayload{LogID: logID, IntegratedTime: tle.IntegratedTime, LogIndex: tle.LogIndex,
-			Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
-		vm.TlogEntries = append(vm.TlogEntries, tle)
-	}
-	if withTSA {
-		vm.TimestampVerificationData = &protobundle.TimestampVerificationData{}
-		for _, ts := range tss {
-			vm.TimestampVerificationData.Rfc3161Timestamps = append(vm.TimestampVerificationData.Rfc3161Timestamps, &protocommon.RFC3161SignedTimestamp{SignedTimestamp: ts})
-		}
-	}
-	return marshalBundle(t, vm, sc.(*bundle.Envelope).Envelope)
-}
-
-// keyBundle signs body with priv (DSSE), as `cosign sign --key
-// --tlog-upload=false` does in v3: a bundle with the key's hint and no
-// certificate.
-func keyBundle(t *testing.T, priv []byte, body []byte) []byte {
-	t.Helper()
-	s := signerOf(t, priv)
-	pub, _ := s.PublicKey()
-	es, err := dsse.NewEnvelopeSigner(&sigdsse.SignerAdapter{SignatureSigner: s, Pub: pub.(*ecdsa.PublicKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := es.SignPayload(t.Context(), "application/vnd.in-toto+json", body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm := &protobundle.VerificationMaterial{
-		Content: &protobundle.VerificationMaterial_PublicKey{PublicKey: &protocommon.PublicKeyIdentifier{Hint: "acme"}},
-	}
-	return marshalBundle(t, vm, env)
-}
-
-func marshalBundle(t *testing.T, vm *protobundle.VerificationMaterial, env *dsse.Envelope) []byte {
-	t.Helper()
-	payload, _ := base64.StdEncoding.DecodeString(env.Payload)
-	pe := &protodsse.Envelope{Payload: payload, PayloadType: env.PayloadType}
-	for _, s := range env.Signatures {
-		sig, _ := base64.StdEncoding.DecodeString(s.Sig)
-		pe.Signatures = append(pe.Signatures, &protodsse.Signature{Sig: sig, Keyid: s.KeyID})
-	}
-	if vm.TlogEntries == nil {
-		vm.TlogEntries = []*protorekor.TransparencyLogEntry{}
-	}
-	b, err := bundle.NewBundle(&protobundle.Bundle{MediaType: bundleV03, VerificationMaterial: vm, Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: pe}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := b.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
 }
 
 // attachBundle attaches a bundle to pinned as cosign v3 does
@@ -189,43 +86,28 @@ func attachBundle(t *testing.T, c *Client, pinned Reference, b []byte, tagIndex 
 	}
 }
 
-// virtualRoot is vs's trusted root as a trusted_root.json reads back: the
-// Fulcio CA, the timestamp authority and the Rekor log (no CT log: the
-// virtual Fulcio's certificates carry no SCTs).
-func virtualRoot(t *testing.T, vs *ca.VirtualSigstore) *TrustedRoot {
+// virtualRoot is vs's trusted root, read back as a trusted_root.json.
+func virtualRoot(t *testing.T, vs *sigstoretest.Sigstore) *TrustedRoot {
 	t.Helper()
-	// VirtualSigstore names its log by the hex string's bytes; a trusted
-	// root file holds the key ID's raw bytes, which is what the bundle's
-	// entries name.
-	logs := map[string]*root.TransparencyLog{}
-	for id, l := range vs.RekorLogs() {
-		raw, err := hex.DecodeString(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.ID = raw
-		logs[id] = l
-	}
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, vs.FulcioCertificateAuthorities(), nil, vs.TimestampingAuthorities(), logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := tr.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ParseTrustedRoot(j)
+	r, err := ParseTrustedRoot(vs.TrustedRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
+func statement(digest, predicate string) []byte { return sigstoretest.Statement(digest, predicate) }
+
+func keylessBundle(t *testing.T, vs *sigstoretest.Sigstore, subject string, body []byte, logged time.Time, withTSA bool) []byte {
+	return vs.Keyless(t, testIssuer, subject, body, logged, withTSA)
+}
+
+func keyBundle(t *testing.T, priv, body []byte) []byte {
+	return sigstoretest.Key(t, signerOf(t, priv), body)
+}
+
 func TestVerifyBundles(t *testing.T) {
-	vs, err := ca.NewVirtualSigstore()
-	if err != nil {
-		t.Fatal(err)
-	}
+	vs := sigstoretest.New(t)
 	tr := virtualRoot(t, vs)
 	keyless := Policy{Root: tr, Identities: []Identity{{Issuer: testIssuer, Subject: testSubject}}}
 	priv, pub := keyPair(t)
@@ -271,7 +153,7 @@ func TestVerifyBundles(t *testing.T) {
 			check("keyless, subject regexp matches", ok, Policy{Root: tr, Identities: []Identity{{Issuer: testIssuer, SubjectRegexp: `^https://github\.com/acme/`}}}, nil, byIdentity)
 			check("keyless, other subject", ok, Policy{Root: tr, Identities: []Identity{{Issuer: testIssuer, Subject: "https://github.com/evil/echo/.github/workflows/release.yml@refs/tags/v1"}}}, ErrWrongSigner, Signer{})
 			check("keyless, other issuer", ok, Policy{Root: tr, Identities: []Identity{{Issuer: "https://accounts.google.com", Subject: testSubject}}}, ErrWrongSigner, Signer{})
-			other, _ := ca.NewVirtualSigstore()
+			other := sigstoretest.New(t)
 			check("keyless, another Sigstore's root", ok, Policy{Root: virtualRoot(t, other), Identities: keyless.Identities}, ErrWrongSigner, Signer{})
 			check("keyless bundle, only keys trusted", ok, Policy{Keys: []PublicKey{publicKey(t, pub)}}, ErrWrongSigner, Signer{})
 
@@ -312,7 +194,7 @@ func TestVerifyBundles(t *testing.T) {
 // A bundle cannot vouch for a layer the registry changed: the pull
 // refuses the bytes before any signature is looked at.
 func TestTamperedLayerUnderValidBundle(t *testing.T) {
-	vs, _ := ca.NewVirtualSigstore()
+	vs := sigstoretest.New(t)
 	mod := module("echo")
 	layer := sha256Digest(mod)
 	host := serve(t, tamper(layer, flipLast))
@@ -353,6 +235,3 @@ func TestTrustFor(t *testing.T) {
 		}
 	}
 }
-
-var _ = context.Background
-var _ verify.SignedEntity = (*bundle.Bundle)(nil)
