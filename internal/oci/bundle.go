@@ -93,7 +93,10 @@ func (c *Client) verifyBundles(ctx context.Context, pinned Reference, p Policy) 
 		}
 		raw, _, _, err := f.manifest(r.Digest, r.Digest, c.opts.maxManifest())
 		if err != nil {
-			return nil, nil, c.wrap(ctx, s, err)
+			if err = c.wrap(ctx, s, err); errors.Is(err, ErrNotFound) {
+				continue // listed, since deleted
+			}
+			return nil, nil, err
 		}
 		var m bundleManifest
 		if json.Unmarshal(raw, &m) != nil || !strings.HasPrefix(m.ArtifactType, bundleMediaTypePrefix) || len(m.Layers) != 1 ||
