@@ -109,3 +109,46 @@ identities = [{issuer = %q, subject_regexp = '^https://github\.com/vendor/'}]
 		t.Errorf("identity without a trusted root: %d %q", code, errs)
 	}
 }
+
+// Concurrent toolhost pulls into one folder (separate processes) keep
+// every lock entry: each rewrites the lock under the folder's flock.
+func TestConcurrentPullsKeepLockEntries(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	echo := testwasm.WAT(t, "host/testdata/wat/echo.wat")
+	const n = 4
+	for i := range n {
+		if _, errs, code := runCLI(t, "push", echo, fmt.Sprintf("oci://%s/acme/m%d:v1", host, i)); code != 0 {
+			t.Fatalf("push: %d %s", code, errs)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "plugins")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		errs string
+		code int
+	}
+	done := make(chan result, n)
+	for i := range n {
+		go func() {
+			_, errs, code := runCLI(t, "pull", "--plugins", dir, "--insecure-skip-verify", fmt.Sprintf("oci://%s/acme/m%d:v1", host, i))
+			done <- result{errs, code}
+		}()
+	}
+	for range n {
+		if r := <-done; r.code != 0 {
+			t.Fatalf("pull: %d %s", r.code, r.errs)
+		}
+	}
+	lock, err := oci.ReadLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lock.Modules) != n {
+		t.Fatalf("the lock holds %d entries after %d concurrent pulls: %+v", len(lock.Modules), n, lock.Modules)
+	}
+}
