@@ -220,6 +220,7 @@ func TestTrustFor(t *testing.T) {
 			"ghcr.io/acme/*":       {Identities: []Identity{{Issuer: "a", Subject: "a"}}},
 			"ghcr.io/acme/echo":    {Identities: []Identity{{Issuer: "e", Subject: "e"}}},
 			"ghcr.io/acme/tools/*": {Identities: []Identity{{Issuer: "t", Subject: "t"}}},
+			"docker.io/acme/*":     {Identities: []Identity{{Issuer: "h", Subject: "h"}}},
 		},
 	}
 	for r, want := range map[string]string{
@@ -227,7 +228,8 @@ func TestTrustFor(t *testing.T) {
 		"oci://ghcr.io/acme/echo2:v1":      "ghcr.io/acme/*",
 		"oci://ghcr.io/acme/tools/x/y:v1":  "ghcr.io/acme/tools/*",
 		"oci://ghcr.io/acmex/echo:v1":      "ghcr.io/*",
-		"oci://docker.io/acme/echo:v1":     "",
+		"oci://docker.io/acme/echo:v1":     "docker.io/acme/*",
+		"oci://docker.io/other/echo:v1":    "",
 		"oci://localhost:5000/acme/echo:1": "",
 	} {
 		if got := tr.For(ref(t, r)).Rule; got != want {

@@ -124,8 +124,14 @@ type Trust struct {
 // For returns the policy for ref's repository: the most specific rule
 // that matches it (an exact repository before any prefix, a longer prefix
 // before a shorter one), else the default.
+//
+// Docker Hub's repositories match as docker.io/… (go-containerregistry
+// names the registry index.docker.io).
 func (t Trust) For(ref Reference) Policy {
 	repo := strings.TrimPrefix(ref.Repository(), Scheme)
+	if r, ok := strings.CutPrefix(repo, "index.docker.io/"); ok {
+		repo = "docker.io/" + r
+	}
 	if p, ok := t.Rules[repo]; ok {
 		p.Rule = repo
 		return p
