@@ -220,8 +220,17 @@ abi-bundle:
 # packages (-> 26,808,642 bytes, 598 packages); the Extism adapter
 # (imports/extism, issue 22) +181 KB and 2 packages (-> 26,990,039 bytes,
 # 600 packages: PKG_BUDGET is full). Issue 21's ceiling is 30 MB.
-SIZE_BUDGET := 27500000
-PKG_BUDGET  := 600
+# 600 -> 759 and 27.5 -> 30.6 MB for Sigstore bundle verification (issue
+# 23 item 3: cosign v3's keyless and key bundles as OCI referrers):
+# sigstore-go v1.3.0's verify, bundle, root and fulcio/certificate, and
+# what they import and no option leaves out: rekor's entry types with
+# go-openapi, certificate-transparency-go, the TUF client (pkg/root
+# imports pkg/tuf), in-toto, the timestamp authority's parser:
+# +159 packages, +3.51 MB (26,994,374 -> 30,501,958 bytes). This crosses
+# issue 21's 30 MB ceiling: docs/BENCHMARKS.md "The binary" says what
+# would bring it back.
+SIZE_BUDGET := 30600000
+PKG_BUDGET  := 759
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi

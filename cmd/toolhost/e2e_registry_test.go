@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/oci"
+	"github.com/toolhost/toolhost/internal/testkit/sigstoretest"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	toolserver "github.com/toolhost/toolhost/server"
 )
@@ -192,4 +194,43 @@ func TestE2ESignedOnly(t *testing.T) {
 		t.Fatal("the pulled echo.wasm stopped serving when its file was edited")
 	}
 	waitForLog(t, s.stderr, "plugin refused", "not trusted", 1) // the log comes through a pipe
+}
+
+// A keyless Sigstore bundle attached as cosign v3 attaches it, through a
+// real registry process without the referrers API (distribution 2.8: the
+// bundle is found through the sha256-HEX referrers tag), verifies on
+// pull and is recorded in the lock as the certificate's identity.
+func TestE2EDockerRegistryKeylessBundle(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	reg := startDockerRegistry(t)
+	const issuer = "https://token.actions.githubusercontent.com"
+	const subject = "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1"
+	out, errs, code := runCLI(t, "push", testwasm.WAT(t, "host/testdata/wat/echo.wat"), "oci://"+reg+"/acme/echo:v1")
+	if code != 0 {
+		t.Fatalf("push: %d %s", code, errs)
+	}
+	_, digest, _ := strings.Cut(strings.TrimSpace(out), "@")
+	vs := sigstoretest.New(t)
+	sigstoretest.Attach(t, reg+"/acme/echo@"+digest,
+		vs.Keyless(t, issuer, subject, sigstoretest.Statement(digest, sigstoretest.SignPredicate), time.Now().Add(5*time.Minute), true))
+	root := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(root, vs.TrustedRoot(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "plugins")
+	pull := func(identity string) (string, int) {
+		_, errs, code := runCLI(t, "pull", "--plugins", dir, "--trusted-root", root, "--certificate-oidc-issuer", issuer,
+			"--certificate-identity", identity, "oci://"+reg+"/acme/echo:v1")
+		return errs, code
+	}
+	if errs, code := pull("https://github.com/evil/echo/.github/workflows/release.yml@refs/tags/v1"); code == 0 || !strings.Contains(errs, "not a trusted identity") {
+		t.Fatalf("another identity: %d %q", code, errs)
+	}
+	if errs, code := pull(subject); code != 0 {
+		t.Fatalf("keyless pull: %d %s", code, errs)
+	}
+	lock, err := oci.ReadLock(dir)
+	if err != nil || len(lock.Modules) != 1 || lock.Modules[0].Signer != subject || lock.Modules[0].Issuer != issuer || lock.Modules[0].Digest != digest {
+		t.Fatalf("lock: %v %+v", err, lock)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 
 	"github.com/sigstore/sigstore/pkg/signature"
@@ -19,6 +20,7 @@ func newPullCmd() *cobra.Command {
 	var plugins, configFile string
 	var insecure, keyFiles []string
 	var skipVerify bool
+	var flagID flagIdentity
 	cmd := &cobra.Command{
 		Use:   "pull [oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]]",
 		Short: "Fetch a tool module from an OCI registry into the plugins folder",
@@ -28,10 +30,16 @@ WebAssembly module, writes it into the plugins folder atomically (a running
 serve hot-loads it) as REPO's last path element with .wasm, and records the
 reference, the digests and the signer in the folder's toolhost.lock.
 
-The artifact must carry a cosign key signature (the sha256-HEX.sig tag, as
-'cosign sign --key' writes it and 'toolhost push --sign' too) by one of the
-keys given with --key or in the config file's [trust] keys; a pull that cannot be verified is refused with the
-reason, unless --insecure-skip-verify is given for that pull.
+The artifact must be signed by a signer the config file's [trust] (or the
+flags) trusts, in either form cosign writes: a Sigstore bundle attached as
+an OCI referrer (cosign v3's default), keyless (checked against
+--trusted-root and an identity: --certificate-oidc-issuer with
+--certificate-identity or --certificate-identity-regexp) or by a --key;
+or a key signature in the sha256-HEX.sig tag ('cosign sign --key' up to
+v2, 'toolhost push --sign'). [trust.registries."PATTERN"] rules name the
+only signers of the repositories they match. A pull that cannot be
+verified is refused with the reason, unless --insecure-skip-verify is
+given for that pull.
 
 Without a reference, pull fetches again every module toolhost.lock records,
 by the digest it pins (a tag that has moved since is not followed).
@@ -43,11 +51,13 @@ file). Credentials come from the config file's [registries."HOST"]
 {env = "GHCR_TOKEN"}), else the Docker config file ($DOCKER_CONFIG/config.json,
 as 'docker login' writes it).`,
 		Example: `  toolhost pull --key cosign.pub oci://ghcr.io/acme/echo:v1
+  toolhost pull --trusted-root trusted_root.json --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+    --certificate-identity-regexp '^https://github.com/acme/' oci://ghcr.io/acme/echo:v1
   toolhost pull --key cosign.pub oci://localhost:5000/echo@sha256:4f1c…
   toolhost pull --key cosign.pub   # what plugins/toolhost.lock pins`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, trusted, err := registryOptions(configFile, insecure)
+			opts, cfg, err := registryOptions(configFile, insecure)
 			if err != nil {
 				return err
 			}
@@ -58,23 +68,22 @@ as 'docker login' writes it).`,
 					return err
 				}
 			}
-			keys := append(trusted, keyFiles...)
 			c := oci.New(opts)
-			v, err := newVerifier(c, keys, skipVerify)
+			v, err := newVerifier(c, configFile, cfg, keyFiles, flagID, skipVerify)
 			if err != nil {
 				return err
 			}
 			if err := os.MkdirAll(plugins, 0o755); err != nil {
 				return err
 			}
-			lock, err := oci.ReadLock(plugins)
-			if err != nil {
-				return err
-			}
 			if len(args) == 0 {
+				lock, err := oci.ReadLock(plugins)
+				if err != nil {
+					return err
+				}
 				return repull(cmd, c, v, plugins, lock, insecure)
 			}
-			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins, lock, ref.String())
+			entry, err := pullInto(cmd.Context(), c, v, ref, "", plugins, ref.String())
 			if err != nil {
 				return err
 			}
@@ -85,7 +94,11 @@ as 'docker login' writes it).`,
 	cmd.Flags().StringVar(&plugins, "plugins", "./plugins", "plugins folder to write into (and its toolhost.lock)")
 	cmd.Flags().StringSliceVar(&insecure, "insecure-registry", nil, "registry HOST[:PORT] that may be reached over plain HTTP (repeatable)")
 	cmd.Flags().StringSliceVar(&keyFiles, "key", nil, "trusted public key FILE.pub (PEM, as cosign writes it; repeatable)")
-	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] keys to trust and [registries] to use (docs/CONFIG.md)")
+	cmd.Flags().StringVar(&flagID.root, "trusted-root", "", "Sigstore trusted root FILE (trusted_root.json) for keyless bundles")
+	cmd.Flags().StringVar(&flagID.Issuer, "certificate-oidc-issuer", "", "trust keyless bundles whose certificate has this OIDC issuer (with --certificate-identity or --certificate-identity-regexp)")
+	cmd.Flags().StringVar(&flagID.Subject, "certificate-identity", "", "trust keyless bundles whose certificate subject is exactly this")
+	cmd.Flags().StringVar(&flagID.SubjectRegexp, "certificate-identity-regexp", "", "trust keyless bundles whose certificate subject matches this regexp")
+	cmd.Flags().StringVar(&configFile, "config", "", "TOML config file whose [trust] to apply and [registries] to use (docs/CONFIG.md)")
 	cmd.Flags().BoolVar(&skipVerify, "insecure-skip-verify", false, "write the module without checking its signature (this pull only)")
 	return cmd
 }
@@ -93,8 +106,8 @@ as 'docker login' writes it).`,
 // registryOptions are the registry client's options from the config file
 // (none when configFile is empty): its [registries] credentials (secrets
 // resolved) before the Docker config file's, its insecure registries after
-// the flag's, and its [trust] keys.
-func registryOptions(configFile string, insecure []string) (oci.Options, []string, error) {
+// the flag's. The config is returned too (nil without a file).
+func registryOptions(configFile string, insecure []string) (oci.Options, *config.Config, error) {
 	if configFile == "" {
 		return oci.Options{Insecure: insecure}, nil, nil
 	}
@@ -112,50 +125,123 @@ func registryOptions(configFile string, insecure []string) (oci.Options, []strin
 		}
 	}
 	opts := oci.Options{Insecure: append(slices.Clone(insecure), cfg.InsecureRegistries()...), Keychain: oci.ConfigKeychain(creds, nil)}
-	return opts, trustKeys(configFile, cfg.Trust.Keys), nil
+	return opts, cfg, nil
 }
 
-// trustKeys resolves [trust] keys: a relative file name is relative to
-// the config file's folder, so the file means the same from any directory.
-func trustKeys(configFile string, keys []string) []string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		if !filepath.IsAbs(k) {
-			k = filepath.Join(filepath.Dir(configFile), k)
-		}
-		out[i] = k
+// relativeTo resolves a file name of the config file: a relative name is
+// relative to the file's folder, so the file means the same from any
+// directory.
+func relativeTo(configFile, name string) string {
+	if name == "" || filepath.IsAbs(name) {
+		return name
 	}
-	return out
+	return filepath.Join(filepath.Dir(configFile), name)
+}
+
+// flagIdentity is pull's keyless flags, named as cosign verify's.
+type flagIdentity struct {
+	config.Identity
+	root string
 }
 
 // verifier checks an artifact's signature before it is written.
 type verifier struct {
-	c    *oci.Client
-	keys []oci.PublicKey
-	skip bool
+	c     *oci.Client
+	trust oci.Trust
+	skip  bool
 }
 
-func newVerifier(c *oci.Client, files []string, skip bool) (verifier, error) {
+// newVerifier builds the trust policy: [trust] keys, identities and
+// trusted_root with the flags added to them, and each
+// [trust.registries] rule with its own signers (and the same root).
+func newVerifier(c *oci.Client, configFile string, cfg *config.Config, keyFiles []string, fid flagIdentity, skip bool) (verifier, error) {
 	v := verifier{c: c, skip: skip}
-	for _, f := range files {
-		k, err := oci.LoadPublicKey(f)
-		if err != nil {
+	var t config.Trust
+	if cfg != nil {
+		t = cfg.Trust
+	}
+	loadKeys := func(files []string, fromConfig bool) ([]oci.PublicKey, error) {
+		var out []oci.PublicKey
+		for _, f := range files {
+			if fromConfig {
+				f = relativeTo(configFile, f)
+			}
+			k, err := oci.LoadPublicKey(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, k)
+		}
+		return out, nil
+	}
+	ids := func(in []config.Identity) []oci.Identity {
+		out := make([]oci.Identity, len(in))
+		for i, id := range in {
+			out[i] = oci.Identity(id)
+		}
+		return out
+	}
+	var err error
+	if v.trust.Default.Keys, err = loadKeys(t.Keys, true); err != nil {
+		return v, err
+	}
+	flagKeys, err := loadKeys(keyFiles, false)
+	if err != nil {
+		return v, err
+	}
+	v.trust.Default.Keys = append(v.trust.Default.Keys, flagKeys...)
+	v.trust.Default.Identities = ids(t.Identities)
+	if fid.Issuer != "" || fid.Subject != "" || fid.SubjectRegexp != "" {
+		if fid.Issuer == "" || (fid.Subject == "") == (fid.SubjectRegexp == "") {
+			return v, fmt.Errorf("a keyless identity needs --certificate-oidc-issuer and one of --certificate-identity and --certificate-identity-regexp")
+		}
+		if fid.SubjectRegexp != "" {
+			if _, err := regexp.Compile(fid.SubjectRegexp); err != nil {
+				return v, fmt.Errorf("--certificate-identity-regexp: %w", err)
+			}
+		}
+		v.trust.Default.Identities = append(v.trust.Default.Identities, oci.Identity(fid.Identity))
+	}
+	rootFile := relativeTo(configFile, t.TrustedRoot)
+	if fid.root != "" {
+		rootFile = fid.root
+	}
+	if rootFile != "" {
+		if v.trust.Default.Root, err = oci.LoadTrustedRoot(rootFile); err != nil {
 			return v, err
 		}
-		v.keys = append(v.keys, k)
 	}
-	if len(v.keys) == 0 && !skip {
-		return v, fmt.Errorf("no trusted key to verify the signature with: give --key FILE.pub or a --config with [trust] keys, or --insecure-skip-verify to pull without verifying")
+	if len(v.trust.Default.Identities) > 0 && v.trust.Default.Root == nil {
+		return v, fmt.Errorf("keyless identities are checked against a Sigstore trusted root: give --trusted-root FILE or [trust] trusted_root")
+	}
+	for pat, r := range t.Registries {
+		p := oci.Policy{Identities: ids(r.Identities), Root: v.trust.Default.Root}
+		if p.Keys, err = loadKeys(r.Keys, true); err != nil {
+			return v, err
+		}
+		if v.trust.Rules == nil {
+			v.trust.Rules = map[string]oci.Policy{}
+		}
+		v.trust.Rules[pat] = p
+	}
+	if v.trust.Default.Empty() && len(v.trust.Rules) == 0 && !skip {
+		return v, fmt.Errorf("no trusted key or identity to verify the signature with: give --key FILE.pub, a keyless identity (--trusted-root with --certificate-oidc-issuer and --certificate-identity[-regexp]) or a --config with [trust], or --insecure-skip-verify to pull without verifying")
 	}
 	return v, nil
 }
 
-// verify returns the signer of pinned ("" when verification is skipped).
-func (v verifier) verify(ctx context.Context, pinned oci.Reference) (string, error) {
+// verify returns the signer of pinned (none when verification is
+// skipped), by the policy of its repository.
+func (v verifier) verify(ctx context.Context, pinned oci.Reference) (oci.Signer, error) {
 	if v.skip {
-		return "", nil
+		return oci.Signer{}, nil
 	}
-	return v.c.Verify(ctx, pinned, v.keys)
+	p := v.trust.For(pinned)
+	if p.Empty() {
+		return oci.Signer{}, &oci.Error{Ref: pinned.String(), Kind: oci.ErrWrongSigner,
+			Detail: "no rule of [trust.registries] matches " + pinned.Repository() + " and [trust] itself trusts no signer"}
+	}
+	return v.c.VerifySigned(ctx, pinned, p)
 }
 
 // repull fetches every module the lock records, by its pinned digest, and
@@ -172,7 +258,7 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 		if ref, err = ref.AtDigest(m.Digest); err != nil {
 			return err
 		}
-		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, lock, m.Reference, m.Name)
+		entry, err := pullInto(cmd.Context(), c, v, ref, m.ModuleDigest, dir, m.Reference, m.Name)
 		if err != nil {
 			return err
 		}
@@ -182,10 +268,9 @@ func repull(cmd *cobra.Command, c *oci.Client, v verifier, dir string, lock *oci
 }
 
 // pullInto fetches ref and writes it into dir, as name when one is given
-// (else oci.ModuleName), recording it in lock (and dir's lock file) as
-// pulled from record. wantModule, when set, is the module digest the
-// bytes must have.
-func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, lock *oci.Lock, record string, name ...string) (oci.LockedFile, error) {
+// (else oci.ModuleName), recording it in dir's lock file as pulled from
+// record. wantModule, when set, is the module digest the bytes must have.
+func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference, wantModule, dir string, record string, name ...string) (oci.LockedFile, error) {
 	a, err := c.Pull(ctx, ref)
 	if err != nil {
 		return oci.LockedFile{}, err
@@ -207,19 +292,36 @@ func pullInto(ctx context.Context, c *oci.Client, v verifier, ref oci.Reference,
 	if len(name) > 0 {
 		n = name[0]
 	}
-	entry := oci.LockedFile{Name: n, Reference: record, Digest: a.Digest, ModuleDigest: a.LayerDigest, Signer: signer}
+	entry := oci.LockedFile{Name: n, Reference: record, Digest: a.Digest, ModuleDigest: a.LayerDigest, Signature: signer.Form}
+	if signer.KeyID != "" {
+		entry.Signer = signer.KeyID
+	} else if signer.Subject != "" {
+		entry.Signer, entry.Issuer = signer.Subject, signer.Issuer
+	}
 	// The lock file first: a server that loads only what it vouches for
 	// ([trust] require = "signed") must find the entry when the module
 	// lands. A module that cannot be written takes its entry back out.
-	before := slices.Clone(lock.Modules)
-	lock.Set(entry)
-	if err := lock.Write(dir); err != nil {
-		lock.Modules = before
+	// UpdateLock holds the folder's lock across read and write, so a
+	// concurrent pull's entry is kept.
+	var before oci.LockedFile
+	var had bool
+	if _, err := oci.UpdateLock(dir, func(l *oci.Lock) error {
+		before, had = l.Get(n)
+		l.Set(entry)
+		return nil
+	}); err != nil {
 		return oci.LockedFile{}, err
 	}
 	if err := oci.WriteFileAtomic(dir, n, a.Module); err != nil {
-		lock.Modules = before
-		return oci.LockedFile{}, errors.Join(err, lock.Write(dir))
+		_, lerr := oci.UpdateLock(dir, func(l *oci.Lock) error {
+			if had {
+				l.Set(before)
+			} else {
+				l.Delete(n)
+			}
+			return nil
+		})
+		return oci.LockedFile{}, errors.Join(err, lerr)
 	}
 	return entry, nil
 }

@@ -29,13 +29,18 @@ const lockVersion = 1
 //	      "name": "echo.wasm",
 //	      "reference": "oci://ghcr.io/acme/echo:v1",
 //	      "digest": "sha256:…",
-//	      "module_digest": "sha256:…"
+//	      "module_digest": "sha256:…",
+//	      "signer": "https://github.com/acme/echo/.github/workflows/release.yml@refs/tags/v1",
+//	      "issuer": "https://token.actions.githubusercontent.com",
+//	      "signature": "bundle"
 //	    }
 //	  ]
 //	}
 //
 // digest is the manifest's digest, what a re-pull fetches; module_digest
-// is the sha256 of the file written. Modules are in name order.
+// is the sha256 of the file written; signer, issuer and signature say who
+// signed and in which form (absent when verification was skipped).
+// Modules are in name order. Write it through UpdateLock.
 type Lock struct {
 	Version int          `json:"version"`
 	Modules []LockedFile `json:"modules"`
@@ -52,8 +57,61 @@ type LockedFile struct {
 	Digest string `json:"digest"`
 	// ModuleDigest is the sha256 of the module's bytes (sha256:HEX).
 	ModuleDigest string `json:"module_digest"`
-	// Signer is who signed the artifact, when a signature was verified.
+	// Signer is who signed the artifact, when a signature was verified:
+	// the key's ID (sha256:HEX of its DER public key), or for a keyless
+	// signature the certificate's subject (with Issuer).
 	Signer string `json:"signer,omitempty"`
+	// Issuer is the OIDC issuer of a keyless signer's certificate.
+	Issuer string `json:"issuer,omitempty"`
+	// Signature is the form that verified: "bundle" (a Sigstore bundle
+	// among the referrers) or "sig-tag" (the sha256-HEX.sig tag).
+	Signature string `json:"signature,omitempty"`
+}
+
+// lockSidecar is the file UpdateLock holds locked while it rewrites the
+// lock file (the lock file itself is replaced by a rename, so it cannot
+// carry the lock). Hidden and not .wasm: the loader never reads it.
+const lockSidecar = ".toolhost.lock.flock"
+
+// UpdateLock rewrites dir's lock file with change applied, holding an
+// exclusive lock of a sidecar file from before it reads the lock file to
+// after the new one is in place, so that two pulls into one folder at
+// once each see the other's entries (without it, both read the same
+// file and the second write drops the first's entry). Readers (serve's
+// LockGate) take no lock: the file is replaced whole by a rename. It
+// returns the lock as written.
+func UpdateLock(dir string, change func(*Lock) error) (*Lock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockSidecar), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := lockFile(f); err != nil {
+		return nil, fmt.Errorf("locking %s: %w", f.Name(), err)
+	}
+	defer unlockFile(f)
+	l, err := ReadLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := change(l); err != nil {
+		return nil, err
+	}
+	return l, l.Write(dir)
+}
+
+// Get returns the entry of name, if there is one.
+func (l *Lock) Get(name string) (LockedFile, bool) {
+	i := slices.IndexFunc(l.Modules, func(m LockedFile) bool { return m.Name == name })
+	if i < 0 {
+		return LockedFile{}, false
+	}
+	return l.Modules[i], true
+}
+
+// Delete removes the entry of name.
+func (l *Lock) Delete(name string) {
+	l.Modules = slices.DeleteFunc(l.Modules, func(o LockedFile) bool { return o.Name == name })
 }
 
 // ReadLock reads dir's lock file; a folder without one has an empty Lock.
@@ -88,7 +146,7 @@ func ReadLock(dir string) (*Lock, error) {
 
 // Set records m, replacing the entry of the same name.
 func (l *Lock) Set(m LockedFile) {
-	l.Modules = slices.DeleteFunc(l.Modules, func(o LockedFile) bool { return o.Name == m.Name })
+	l.Delete(m.Name)
 	l.Modules = append(l.Modules, m)
 	slices.SortFunc(l.Modules, func(a, b LockedFile) int { return strings.Compare(a.Name, b.Name) })
 }

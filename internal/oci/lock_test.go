@@ -2,6 +2,7 @@ package oci
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,43 @@ func TestLockGate(t *testing.T) {
 	}
 	if err := gate("echo.wasm", sum); err == nil || !strings.Contains(err.Error(), "cannot be read") {
 		t.Errorf("an unreadable lock file: %v, want a refusal", err)
+	}
+}
+
+// Two writers updating one folder's lock at once (two toolhost pulls)
+// keep every entry: each update re-reads the file under the sidecar's
+// flock. Without the lock, both read the same file and one write drops
+// the other's entries.
+func TestUpdateLockConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	const writers, each = 2, 40
+	d := "sha256:" + strings.Repeat("c", 64)
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				_, err := UpdateLock(dir, func(l *Lock) error {
+					l.Set(LockedFile{Name: fmt.Sprintf("w%d-%d.wasm", w, i), Reference: "oci://r/x:v1", Digest: d, ModuleDigest: d})
+					return nil
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := ReadLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Modules) != writers*each {
+		t.Fatalf("%d entries, want %d: concurrent updates lost some", len(l.Modules), writers*each)
 	}
 }

@@ -37,8 +37,9 @@ const (
 var (
 	// ErrNoSignature: the artifact has no signature at all.
 	ErrNoSignature = errors.New("no signature")
-	// ErrWrongSigner: signatures exist, none by a trusted key.
-	ErrWrongSigner = errors.New("no signature by a trusted key")
+	// ErrWrongSigner: signatures exist, none by a trusted signer (a key, or
+	// a keyless identity for a bundle).
+	ErrWrongSigner = errors.New("no signature by a trusted signer")
 )
 
 // PublicKey is a trusted public key.
