@@ -14,14 +14,14 @@ type TaskStatus string
 
 // The statuses of a task (those of MCP Tasks).
 const (
-	TaskWorking   TaskStatus = "working"
+	TaskWorking TaskStatus = "working"
 	// TaskInputRequired: the execution stopped to ask the user (the
 	// tool's input request, held in Task.Input) and resumes when the
 	// answers come. Not terminal.
 	TaskInputRequired TaskStatus = "input_required"
-	TaskCompleted TaskStatus = "completed"
-	TaskFailed    TaskStatus = "failed"
-	TaskCancelled TaskStatus = "cancelled"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
 )
 
 // Terminal reports whether s is a status a task ends in.
