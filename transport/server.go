@@ -104,6 +104,8 @@ type Server struct {
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
 	offers  offerSet                  // the resources and prompts listed (resources.go)
 
+	told toldSessions // sessions told at initialize of resources or prompts (offertold.go)
+
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 
 	tracer trace.Tracer // nil: tracing off
