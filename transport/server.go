@@ -110,7 +110,8 @@ type Server struct {
 
 	tracer trace.Tracer // nil: tracing off
 
-	taskRuns taskRuns // MCP tasks running here (tasks.go)
+	taskRuns taskRuns   // MCP tasks running here (tasks.go)
+	pushes   taskPushes // questions of parked tasks asked on their session (taskpush.go)
 
 	sealer *stateSealer // signs and opens input requestStates (inputstate.go)
 

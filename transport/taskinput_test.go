@@ -461,3 +461,36 @@ func TestTaskInputRefused(t *testing.T) {
 		t.Fatalf("a cancelled task answered: %+v, %d runs", got, r.asker.calls.Load())
 	}
 }
+
+// 2025-11-25, a client that only polls tasks/get (as the TypeScript
+// SDK's ext-tasks does): the questions are pushed on its session's GET
+// stream when the task parks, naming the task, and its answer resumes
+// the task without any tasks/result.
+func TestTaskInputPushed(t *testing.T) {
+	r := taskInputReplicas(t, "memory", 1)[0]
+	var related atomic.Value
+	c := mcp.NewClient(&mcp.Implementation{Name: "task-input-push", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rel, _ := req.Params.Meta[transport.MetaRelatedTask].(map[string]any)
+			related.Store(fmt.Sprint(rel["taskId"]))
+			return taskAnswers["accept"], nil
+		}})
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if err := mcp.AddSendingCustomMethod[*taskIDParams, *inputTaskReply](c, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{aliceToken}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: transport.Revision20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	id := startTask(t, cs, "files_remove", map[string]any{"path": "/x"}, nil)
+	parkedOn(t, r, id)
+	endedOn(t, r, id)
+	got := getTask(t, cs, "tasks/get", id)
+	if got.Status != "completed" || related.Load() != id || r.asker.calls.Load() != 2 {
+		t.Fatalf("tasks/get %+v; asked naming %v, tool ran %d times", got, related.Load(), r.asker.calls.Load())
+	}
+}

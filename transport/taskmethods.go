@@ -175,6 +175,9 @@ func (s *Server) taskResult(ctx context.Context, a taskAsker, p *taskParams) (mc
 			return finalResult(t)
 		}
 		if t.Status == idempotency.TaskInputRequired && !a.stateless {
+			if s.stopPush(t.ID) {
+				continue // the push may have got its answer: look again
+			}
 			if err := s.elicitTask(ctx, a, t); err != nil {
 				return nil, err
 			}

@@ -202,6 +202,9 @@ func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id st
 		if ask.ir != nil && ctx.Err() == nil {
 			derr := s.parkTask(&call, id, ask, prev)
 			if derr == nil {
+				if call.Session != nil && !isStateless(sessionVersion(&call)) {
+					s.pushTaskInput(call.Session, call.Extra, info.Caller, id)
+				}
 				return // input_required: the answers start the next run
 			}
 			res = errorResult(derr, ask.c.requestID)
