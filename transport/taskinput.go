@@ -183,11 +183,16 @@ func (s *Server) answerTask(ctx context.Context, a taskAsker, t idempotency.Task
 			return nil
 		}
 		complete := len(pc.outstanding()) == 0
-		var next []byte
-		if !complete {
-			if next, err = json.Marshal(pc); err != nil {
-				return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-			}
+		// What is stored, or the resumed run's document, is made before the
+		// swap: once the task is working again, a run must follow.
+		var next, doc []byte
+		if complete {
+			doc, err = pc.resumeDoc()
+		} else {
+			next, err = json.Marshal(pc)
+		}
+		if err != nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q: encoding its answers: %v", t.ID, err)}
 		}
 		now, swapped, err := inputs.SwapTaskInput(ctx, t.ID, t.Input, next, complete)
 		if err != nil {
@@ -195,7 +200,7 @@ func (s *Server) answerTask(ctx context.Context, a taskAsker, t idempotency.Task
 		}
 		if swapped {
 			if complete {
-				s.resumeTask(ctx, a, now, pc)
+				s.resumeTask(ctx, a, now, pc, doc)
 			}
 			return nil
 		}
@@ -204,18 +209,20 @@ func (s *Server) answerTask(ctx context.Context, a taskAsker, t idempotency.Task
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q: its answers kept racing with others; send them again", t.ID)}
 }
 
-// resumeTask runs task t's call again with pc's answers, under the
-// identity of the request that brought the last of them (lookupTask made
-// sure it is the task's caller).
-func (s *Server) resumeTask(ctx context.Context, a taskAsker, t idempotency.Task, pc *parkedCall) {
+// resumeDoc is the abi.InputResume the resumed run's tool reads: its
+// state and the answers under its own request ids.
+func (pc *parkedCall) resumeDoc() ([]byte, error) {
 	answers := make(map[string]abi.InputAnswer, len(pc.Answers))
 	for key, ans := range pc.Answers {
 		answers[pc.IDs[key]] = ans
 	}
-	doc, err := json.Marshal(abi.InputResume{State: pc.State, Responses: answers})
-	if err != nil { // maps of strings and primitives: cannot fail
-		panic("transport: encoding a task's answers: " + err.Error())
-	}
+	return json.Marshal(abi.InputResume{State: pc.State, Responses: answers})
+}
+
+// resumeTask runs task t's call again with doc (pc's answers), under the
+// identity of the request that brought the last of them (lookupTask made
+// sure it is the task's caller).
+func (s *Server) resumeTask(ctx context.Context, a taskAsker, t idempotency.Task, pc *parkedCall, doc []byte) {
 	req := &mcp.CallToolRequest{Session: a.session, Extra: a.extra,
 		Params: &mcp.CallToolParamsRaw{Name: pc.Name, Arguments: pc.Args, Meta: pc.Meta}}
 	tool := pc.Name

@@ -494,3 +494,42 @@ func TestTaskInputPushed(t *testing.T) {
 		t.Fatalf("tasks/get %+v; asked naming %v, tool ran %d times", got, related.Load(), r.asker.calls.Load())
 	}
 }
+
+// tasks/cancel of a task whose question was pushed withdraws the
+// question: the client's dialog is cancelled (notifications/cancelled
+// ends its handler), and the task stays cancelled.
+func TestTaskInputPushWithdrawn(t *testing.T) {
+	r := taskInputReplicas(t, "memory", 1)[0]
+	asked, withdrawn := make(chan struct{}), make(chan struct{})
+	c := mcp.NewClient(&mcp.Implementation{Name: "task-input-withdrawn", Version: "0"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			close(asked)
+			<-ctx.Done()
+			close(withdrawn)
+			return nil, ctx.Err()
+		}})
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		if err := mcp.AddSendingCustomMethod[*taskIDParams, *inputTaskReply](c, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url, HTTPClient: &http.Client{Transport: bearer{aliceToken}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: transport.Revision20251125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	id := startTask(t, cs, "files_remove", map[string]any{"path": "/x"}, nil)
+	<-asked
+	if got := getTask(t, cs, "tasks/cancel", id); got.Status != "cancelled" {
+		t.Fatalf("tasks/cancel: %+v", got)
+	}
+	select {
+	case <-withdrawn:
+	case <-t.Context().Done():
+		t.Fatal("the pushed question was never withdrawn")
+	}
+	if got := getTask(t, cs, "tasks/get", id); got.Status != "cancelled" || r.asker.calls.Load() != 1 {
+		t.Fatalf("after the cancel: %+v, the tool ran %d times", got, r.asker.calls.Load())
+	}
+}

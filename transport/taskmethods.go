@@ -151,6 +151,7 @@ func (s *Server) taskCancel(ctx context.Context, a taskAsker, p *taskParams) (mc
 	if run := s.taskRuns.get(t.ID); run != nil {
 		run.cancel()
 	}
+	s.stopPush(t.ID) // a question pushed for the task: the client is told it is withdrawn
 	if a.stateless {
 		return &taskAck{ResultType: "complete"}, nil
 	}
