@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ type taskEntry struct {
 	Task
 	alias string // "" once unaliased
 	bytes int64
+	wait  *time.Timer // forgets the task when its wait for input ends
 }
 
 const taskOverhead = 256
@@ -86,6 +88,7 @@ func (m *Memory) FinishTask(_ context.Context, id string, end TaskEnd) (Task, er
 	if e.Status.Terminal() {
 		return e.copy(), nil
 	}
+	tt.dropInput(e)
 	e.Status, e.Message, e.Result = end.Status, end.Message, end.Result
 	e.Updated, e.Expires = now, now.Add(m.ttl)
 	if end.Unalias {
@@ -104,15 +107,92 @@ func (m *Memory) NoteTask(_ context.Context, id, msg string) error {
 	tt := &m.tasks
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	if e, ok := tt.byID[id]; ok && !e.Status.Terminal() {
+	if e, ok := tt.byID[id]; ok && e.Status == TaskWorking {
 		e.Message, e.Updated = msg, time.Now()
 	}
 	return nil
 }
 
+// AwaitTaskInput implements TaskInputs. The input counts against the
+// caller's bytes while the task waits.
+func (m *Memory) AwaitTaskInput(_ context.Context, id string, input []byte, wait time.Duration) (Task, error) {
+	tt := &m.tasks
+	now := time.Now()
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.evict(now)
+	e, ok := tt.byID[id]
+	if !ok {
+		return Task{}, taskNotFound(id)
+	}
+	if e.Status != TaskWorking {
+		return e.copy(), nil
+	}
+	e.Status, e.Input, e.Updated, e.Expires = TaskInputRequired, bytes.Clone(input), now, now.Add(wait)
+	e.bytes += int64(len(input))
+	tt.charge(e.Caller, 0, int64(len(input)))
+	e.wait = time.AfterFunc(wait, func() { tt.forgetWaiting(e) })
+	return e.copy(), nil
+}
+
+// SwapTaskInput implements TaskInputs.
+func (m *Memory) SwapTaskInput(_ context.Context, id string, prev, next []byte, resume bool) (Task, bool, error) {
+	tt := &m.tasks
+	now := time.Now()
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	tt.evict(now)
+	e, ok := tt.byID[id]
+	if !ok {
+		return Task{}, false, taskNotFound(id)
+	}
+	if e.Status != TaskInputRequired || !bytes.Equal(e.Input, prev) {
+		return e.copy(), false, nil
+	}
+	e.Updated = now
+	if resume {
+		tt.dropInput(e)
+		e.Status, e.Expires = TaskWorking, time.Time{}
+		return e.copy(), true, nil
+	}
+	d := int64(len(next) - len(e.Input))
+	e.Input = bytes.Clone(next)
+	e.bytes += d
+	tt.charge(e.Caller, 0, d)
+	return e.copy(), true, nil
+}
+
+// dropInput ends e's wait for input, if it waits, and frees its input.
+func (tt *taskTable) dropInput(e *taskEntry) {
+	if e.wait != nil {
+		e.wait.Stop()
+		e.wait = nil
+	}
+	if n := int64(len(e.Input)); n > 0 {
+		e.bytes -= n
+		tt.charge(e.Caller, 0, -n)
+	}
+	e.Input = nil
+}
+
+// forgetWaiting drops a task whose wait for input ended unanswered, as
+// an expired task is dropped; one that was answered meanwhile (or waits
+// again, with a later end) is left.
+func (tt *taskTable) forgetWaiting(e *taskEntry) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.byID[e.ID] != e || e.Status != TaskInputRequired || time.Now().Before(e.Expires) {
+		return
+	}
+	tt.unalias(e)
+	delete(tt.byID, e.ID)
+	tt.charge(e.Caller, -1, -e.bytes)
+}
+
 func (e *taskEntry) copy() Task {
 	t := e.Task
 	t.Result = append([]byte(nil), e.Result...)
+	t.Input = bytes.Clone(e.Input)
 	return t
 }
 

@@ -121,3 +121,39 @@ func TestMemoryTaskHammer(t *testing.T) {
 		}
 	})
 }
+
+// A task that waits for input is forgotten (with its alias and its
+// bytes) when no answer comes within its wait; one answered in time
+// works on, and its old wait does not fire on it later.
+func TestMemoryTaskInputWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		m := idempotency.NewMemory(time.Minute)
+		for _, id := range []string{"idle", "answered"} {
+			if _, _, err := m.CreateTask(ctx, idempotency.Task{ID: id, Caller: "a"}, "a\x00"+id); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.AwaitTaskInput(ctx, id, []byte("ask"), 10*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(5 * time.Minute)
+		if _, ok, err := m.SwapTaskInput(ctx, "answered", []byte("ask"), nil, true); !ok || err != nil {
+			t.Fatalf("answer: %v, %v", ok, err)
+		}
+		time.Sleep(5*time.Minute + time.Nanosecond)
+		synctest.Wait()
+		if _, err := m.GetTask(ctx, "idle"); !errors.Is(err, idempotency.ErrTaskNotFound) {
+			t.Fatalf("unanswered after its wait: %v, want ErrTaskNotFound", err)
+		}
+		if g, err := m.GetTask(ctx, "answered"); err != nil || g.Status != idempotency.TaskWorking {
+			t.Fatalf("answered in time: %+v, %v; want working", g, err)
+		}
+		if n := m.TaskCount(); n != 1 {
+			t.Fatalf("%d tasks held, want 1", n)
+		}
+		if _, created, err := m.CreateTask(ctx, idempotency.Task{ID: "new", Caller: "a"}, "a\x00idle"); err != nil || !created {
+			t.Fatalf("the forgotten task's alias: created=%v %v", created, err)
+		}
+	})
+}

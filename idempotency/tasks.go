@@ -7,20 +7,25 @@ import (
 	"time"
 )
 
-// TaskStatus is where a task is in its life: working, then one of the
-// terminal statuses, which never change again.
+// TaskStatus is where a task is in its life: working (and, while its tool
+// waits for the user, input_required, then working again), then one of
+// the terminal statuses, which never change again.
 type TaskStatus string
 
 // The statuses of a task (those of MCP Tasks).
 const (
-	TaskWorking   TaskStatus = "working"
-	TaskCompleted TaskStatus = "completed"
-	TaskFailed    TaskStatus = "failed"
-	TaskCancelled TaskStatus = "cancelled"
+	TaskWorking TaskStatus = "working"
+	// TaskInputRequired: the execution stopped to ask the user (the
+	// tool's input request, held in Task.Input) and resumes when the
+	// answers come. Not terminal.
+	TaskInputRequired TaskStatus = "input_required"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
 )
 
 // Terminal reports whether s is a status a task ends in.
-func (s TaskStatus) Terminal() bool { return s != TaskWorking && s != "" }
+func (s TaskStatus) Terminal() bool { return s != TaskWorking && s != TaskInputRequired && s != "" }
 
 // Task is the state of one MCP task: an execution a client follows by its
 // id rather than by holding its request open. The store keeps it beside
@@ -45,8 +50,13 @@ type Task struct {
 	// Redis store).
 	Created, Updated time.Time
 	// Expires is when a terminal task is forgotten: its end plus the
-	// store's replay TTL. Zero while the task works.
+	// store's replay TTL; for a task in input_required, the end of its
+	// wait for the answers. Zero while the task works.
 	Expires time.Time
+	// Input is what a task in input_required waits with (opaque to the
+	// store: the transport's parked call, its questions and the answers
+	// so far); empty in every other status.
+	Input []byte
 }
 
 // TaskEnd is how a task ended, for FinishTask.
@@ -92,6 +102,26 @@ type TaskNotes interface {
 	// terminal keeps its end's message, and one the store does not hold
 	// is no error: a note is best effort and may come after the end.
 	NoteTask(ctx context.Context, id, msg string) error
+}
+
+// TaskInputs is kept by the stores whose tasks can wait for the user
+// (MCP's input_required): Memory and the Redis store, and a Fallback of
+// two that do. The execution itself does not wait: it ends, its request
+// is kept in the task, and the answers start it again, on whichever
+// replica receives them.
+type TaskInputs interface {
+	// AwaitTaskInput moves the working task id to input_required with
+	// input, to be forgotten (gone, as an expired task) when no answer has
+	// resumed it within wait. A task in any other status is left as it is
+	// and returned: a task cancelled while its tool asked stays
+	// cancelled.
+	AwaitTaskInput(ctx context.Context, id string, input []byte, wait time.Duration) (Task, error)
+	// SwapTaskInput replaces the Input of the input_required task id by
+	// next, only if it is still prev (compare and swap: of two answers
+	// racing, on one replica or two, one wins), and with resume moves the
+	// task back to working (its Input cleared, its wait ended). It reports
+	// whether it swapped.
+	SwapTaskInput(ctx context.Context, id string, prev, next []byte, resume bool) (Task, bool, error)
 }
 
 // ErrTaskNotFound matches a task id the store does not hold.
@@ -145,6 +175,39 @@ func (f *Fallback) FinishTask(ctx context.Context, id string, end TaskEnd) (Task
 		return l.FinishTask(ctx, id, end)
 	}
 	return p.FinishTask(ctx, id, end)
+}
+
+// AwaitTaskInput implements TaskInputs, in the store that holds the task.
+func (f *Fallback) AwaitTaskInput(ctx context.Context, id string, input []byte, wait time.Duration) (Task, error) {
+	s, err := f.inputs(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	return s.AwaitTaskInput(ctx, id, input, wait)
+}
+
+// SwapTaskInput implements TaskInputs, in the store that holds the task.
+func (f *Fallback) SwapTaskInput(ctx context.Context, id string, prev, next []byte, resume bool) (Task, bool, error) {
+	s, err := f.inputs(ctx, id)
+	if err != nil {
+		return Task{}, false, err
+	}
+	return s.SwapTaskInput(ctx, id, prev, next, resume)
+}
+
+// inputs is the store of f that holds task id, as TaskInputs.
+func (f *Fallback) inputs(ctx context.Context, id string) (TaskInputs, error) {
+	p, ok1 := f.Primary.(TaskInputs)
+	l, ok2 := f.Local.(TaskInputs)
+	if !ok1 || !ok2 {
+		return nil, errors.New("idempotency: a Fallback store keeps task inputs only when both its stores do")
+	}
+	if lt, ok := f.Local.(Tasks); ok {
+		if _, err := lt.GetTask(ctx, id); err == nil {
+			return l, nil
+		}
+	}
+	return p, nil
 }
 
 // NoteTask implements TaskNotes, in the store that holds the task.

@@ -134,7 +134,7 @@ func (f *front) check(w http.ResponseWriter, r *http.Request, msg message, body 
 		writeError(w, status, msg.id, jsonrpc.CodeMethodNotFound, methodNotFound(msg.method, stateless))
 		return nil, nil, false
 	}
-	if what, ok := f.s.offering(msg.method); !ok {
+	if what, ok := f.s.offering(msg.method); !ok && (stateless || !f.s.wasToldByID(r.Header.Get("Mcp-Session-Id"), what)) {
 		status := http.StatusOK
 		if stateless {
 			status = http.StatusNotFound

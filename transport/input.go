@@ -187,7 +187,9 @@ func (s *Server) elicit(ctx context.Context, req *mcp.CallToolRequest, ir *abi.I
 // elicitRounds did not answer: input_required at 2026-07-28, else the
 // error that says why the client cannot be asked.
 func (s *Server) inputResult(ctx context.Context, req *mcp.CallToolRequest, c *callInfo, ir *abi.InputRequest) *mcp.CallToolResult {
-	if inTask(ctx) {
+	if ask, ok := ctx.Value(taskAskKey{}).(*taskAsk); ok {
+		// runTask parks the task with the request, or ends it with this.
+		ask.ir, ask.c = ir, c
 		return errorResult(unanswerable(c.tool, ir, errTaskInput), c.requestID)
 	}
 	if err := canElicit(req, ir); err != nil || !isStateless(sessionVersion(req)) {
@@ -215,10 +217,10 @@ func (s *Server) inputResult(ctx context.Context, req *mcp.CallToolRequest, c *c
 }
 
 // errTaskInput: a task's run has no request of its own to answer with
-// input_required or to carry elicitation/create, and the task states that
-// would (input_required with tasks/update or tasks/result) are not served
-// yet.
-var errTaskInput = errors.New("the call runs as an MCP task, and toolhost does not relay a task's input requests yet; call the tool without a task")
+// input_required or to carry elicitation/create; the task itself waits in
+// input_required instead (taskinput.go), and this is what a run says when
+// it cannot.
+var errTaskInput = errors.New("the call runs as an MCP task whose input request could not be kept")
 
 // inTask reports whether ctx is a task's run (runTask).
 func inTask(ctx context.Context) bool {
@@ -244,16 +246,27 @@ func newElicitationID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// canElicit says why the calling client cannot answer ir, or nil: it must
-// have declared the elicitation capability, with url for a URL request
-// (form is assumed when it named neither, as the spec allows).
+// canElicit says why the calling client cannot answer ir, or nil (see
+// canElicitWith).
 func canElicit(req *mcp.CallToolRequest, ir *abi.InputRequest) error {
-	var caps *mcp.ElicitationCapabilities
+	return canElicitWith(elicitCaps(req), ir)
+}
+
+// elicitCaps is the elicitation capability the calling client declared,
+// nil when none.
+func elicitCaps(req *mcp.CallToolRequest) *mcp.ElicitationCapabilities {
 	if req.Session != nil {
 		if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil {
-			caps = ip.Capabilities.Elicitation
+			return ip.Capabilities.Elicitation
 		}
 	}
+	return nil
+}
+
+// canElicitWith says why a client with caps cannot answer ir, or nil: it
+// must have declared the elicitation capability, with url for a URL
+// request (form is assumed when it named neither, as the spec allows).
+func canElicitWith(caps *mcp.ElicitationCapabilities, ir *abi.InputRequest) error {
 	if caps == nil {
 		return errors.New("it declared no elicitation capability")
 	}

@@ -212,38 +212,6 @@ func TestInputRequestClientCannotAnswer(t *testing.T) {
 	}
 }
 
-// A task's run cannot ask (it answers no request of its own): the task
-// completes with the isError result that says so, and the client is
-// never sent elicitation/create.
-func TestInputRequestInTask(t *testing.T) {
-	url, a := inputServer(t)
-	c := mcp.NewClient(&mcp.Implementation{Name: "input-task", Version: "0"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			t.Error("a task's run sent elicitation/create")
-			return &mcp.ElicitResult{Action: "cancel"}, nil
-		}})
-	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-		if err := mcp.AddSendingCustomMethod[*taskIDParams, *taskReply](c, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearer{aliceToken}}, DisableStandaloneSSE: true},
-		&mcp.ClientSessionOptions{ProtocolVersion: transport.Revision20251125})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	id := startTask(t, cs, "files_remove", map[string]any{"path": "/x"}, nil)
-	res := mustTask(t, cs, "tasks/result", id)
-	if !res.IsError || a.calls.Load() != 1 {
-		t.Fatalf("tasks/result %+v after %d runs", res, a.calls.Load())
-	}
-	if got := mustTask(t, cs, "tasks/get", id); !strings.Contains(got.StatusMessage, "runs as an MCP task") {
-		t.Errorf("tasks/get %+v", got)
-	}
-}
-
 // A plan step has no user to ask: a tool that asks fails the step with a
 // schema error that says so, the tool having run once.
 func TestInputRequestInPlanStep(t *testing.T) {

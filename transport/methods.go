@@ -88,7 +88,7 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 					Message: unservedMethod(method)}
 			}
-			if what, ok := s.offering(method); !ok {
+			if what, ok := s.offering(method); !ok && !s.wasTold(serverSession(req), what) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: noOffers(method, what)}
 			}
 		}
@@ -117,8 +117,18 @@ func (s *Server) protocolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		}
-		return next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil {
+			s.tell(serverSession(req), ir)
+		}
+		return res, err
 	}
+}
+
+// serverSession is the session a request came on, nil when none.
+func serverSession(req mcp.Request) *mcp.ServerSession {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return ss
 }
 
 // revisionShape gives a result the fields of the client's revision only:

@@ -220,9 +220,15 @@ func TestHTTPBothRevisions(t *testing.T) {
 // The stream ends with the test.
 func listen(t *testing.T, url string) <-chan string {
 	t.Helper()
+	return listenFor(t, url, `{"toolsListChanged":true}`)
+}
+
+// listenFor is listen for the notifications (a JSON object of flags).
+func listenFor(t *testing.T, url, notifications string) <-chan string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	body := `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":` + notifications + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -104,11 +104,14 @@ type Server struct {
 	listed  map[string]*registry.Tool // what tools/list shows, by wire name
 	offers  offerSet                  // the resources and prompts listed (resources.go)
 
+	told toldSessions // sessions told at initialize of resources or prompts (offertold.go)
+
 	slots sessionSlots // MaxSessions and MaxSessionsPerCaller (see openSession)
 
 	tracer trace.Tracer // nil: tracing off
 
-	taskRuns taskRuns // MCP tasks running here (tasks.go)
+	taskRuns taskRuns   // MCP tasks running here (tasks.go)
+	pushes   taskPushes // questions of parked tasks asked on their session (taskpush.go)
 
 	sealer *stateSealer // signs and opens input requestStates (inputstate.go)
 

@@ -29,6 +29,11 @@ type taskAsker struct {
 	caller    string
 	stateless bool
 	declared  bool // at 2026-07-28: the request declared ExtTasks
+	// session and extra are the request's: a run that answers resume
+	// goes on with them (notes, the caller's identity and scopes), and
+	// 2025-11-25 tasks/result asks on session.
+	session *mcp.ServerSession
+	extra   *mcp.RequestExtra
 }
 
 type taskAskerKey struct{}
@@ -48,8 +53,9 @@ func (s *Server) addTasks() {
 		"tasks/cancel": s.taskCancel,
 		"tasks/update": s.taskUpdate,
 	} {
-		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
+		err := mcp.AddReceivingCustomMethod(s.mcp, method, func(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (mcp.Result, error) {
 			a, _ := ctx.Value(taskAskerKey{}).(taskAsker)
+			a.session = ss
 			if p == nil || p.TaskID == "" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s needs params.taskId", method)}
 			}
@@ -71,11 +77,11 @@ func (s *Server) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return s.startTask(ctx, call)
 		}
 		if p := req.GetParams(); p != nil && len(method) > len("tasks/") && method[:len("tasks/")] == "tasks/" {
-			caller := ""
-			if x := req.GetExtra(); x != nil && x.TokenInfo != nil {
+			caller, x := "", req.GetExtra()
+			if x != nil && x.TokenInfo != nil {
 				caller = x.TokenInfo.UserID
 			}
-			ctx = context.WithValue(ctx, taskAskerKey{}, taskAsker{caller: caller,
+			ctx = context.WithValue(ctx, taskAskerKey{}, taskAsker{caller: caller, extra: x,
 				stateless: isStateless(sessionVersion(req)), declared: declaresTasks(p.GetMeta())})
 		}
 		res, err := next(ctx, method, req)
@@ -145,6 +151,7 @@ func (s *Server) taskCancel(ctx context.Context, a taskAsker, p *taskParams) (mc
 	if run := s.taskRuns.get(t.ID); run != nil {
 		run.cancel()
 	}
+	s.stopPush(t.ID) // a question pushed for the task: the client is told it is withdrawn
 	if a.stateless {
 		return &taskAck{ResultType: "complete"}, nil
 	}
@@ -153,7 +160,10 @@ func (s *Server) taskCancel(ctx context.Context, a taskAsker, p *taskParams) (mc
 
 // taskResult (2025-11-25) waits for the task to end and answers what its
 // tools/call would have: the CallToolResult, with the task named in
-// _meta. A cancelled task has no result.
+// _meta. A cancelled task has no result. While the task is in
+// input_required, it asks the client the task's questions on this request
+// (elicitation/create naming the task) and resumes the task with the
+// answers.
 func (s *Server) taskResult(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
 	tick := time.NewTicker(s.opts.Tasks.pollInterval())
 	defer tick.Stop()
@@ -164,6 +174,15 @@ func (s *Server) taskResult(ctx context.Context, a taskAsker, p *taskParams) (mc
 		}
 		if t.Status.Terminal() {
 			return finalResult(t)
+		}
+		if t.Status == idempotency.TaskInputRequired && !a.stateless {
+			if s.stopPush(t.ID) {
+				continue // the push may have got its answer: look again
+			}
+			if err := s.elicitTask(ctx, a, t); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		var done <-chan struct{}
 		if run := s.taskRuns.get(t.ID); run != nil {
@@ -193,12 +212,23 @@ func finalResult(t idempotency.Task) (mcp.Result, error) {
 	return &res, nil
 }
 
-// taskUpdate (2026-07-28) acknowledges input responses: toolhost's tasks
-// never ask for input, so there is nothing outstanding to answer and the
-// responses are ignored, as the extension says.
+// taskUpdate (2026-07-28) takes the answers to a task's inputRequests
+// (answerTask) and acknowledges them; the task resumes once its round is
+// answered. Answers to nothing outstanding (a task not waiting, keys
+// never asked or answered already) are ignored, as the extension says.
 func (s *Server) taskUpdate(ctx context.Context, a taskAsker, p *taskParams) (mcp.Result, error) {
-	if _, err := s.lookupTask(ctx, a, p.TaskID); err != nil {
+	t, err := s.lookupTask(ctx, a, p.TaskID)
+	if err != nil {
 		return nil, err
+	}
+	if t.Status == idempotency.TaskInputRequired && len(p.InputResponses) > 0 {
+		var rs mcp.InputResponseMap
+		if err := json.Unmarshal(p.InputResponses, &rs); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses: %v", err)}
+		}
+		if err := s.answerTask(ctx, a, t, rs); err != nil {
+			return nil, err
+		}
 	}
 	return &taskAck{ResultType: "complete"}, nil
 }

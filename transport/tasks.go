@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/idempotency"
+	"github.com/toolhost/toolhost/internal/guestinput"
 	"github.com/toolhost/toolhost/internal/printable"
 )
 
@@ -146,7 +147,7 @@ func (s *Server) startTask(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return fail(taskStoreError(err, opts.IdempotencyKey))
 	}
 	if created {
-		s.runTask(ctx, req, t.ID, RunningTask{Caller: caller, Tool: tool, Started: time.Now()})
+		s.runTask(ctx, req, t.ID, RunningTask{Caller: caller, Tool: tool, Started: time.Now()}, nil)
 	}
 	s.logger.Debug("task", "task_id", t.ID, "tool", tool, "caller", caller, "joined", !created)
 	return s.createdResult(t, stateless), nil
@@ -174,10 +175,18 @@ func taskStoreError(err error, key string) *dispatcher.DispatchError {
 // answered, the call goes on with the caller's identity and values but
 // not its cancellation, until it ends or tasks/cancel stops it. Its end
 // is stored as the task's; a cancelled run leaves the task as tasks/cancel
-// set it (cancelled).
-func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string, info RunningTask) {
+// set it (cancelled). A run whose tool asks for input parks the task in
+// input_required instead (taskinput.go); resume, when not nil, is the
+// run that continues such a call with the answers.
+func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id string, info RunningTask, resume *taskResume) {
 	ctx := context.WithValue(context.WithValue(context.WithoutCancel(reqCtx), whoKey{}, whoOf(req)), taskIDKey{}, id)
 	ctx = withTaskStatus(ctx, s.d.Tasks(), id)
+	ask := &taskAsk{}
+	ctx = context.WithValue(ctx, taskAskKey{}, ask)
+	var prev *parkedCall
+	if resume != nil {
+		ctx, prev = guestinput.WithResume(ctx, resume.doc), resume.prev
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s.taskRuns.add(id, cancel, info, taskStatusFrom(ctx))
 	call := *req
@@ -190,14 +199,27 @@ func (s *Server) runTask(reqCtx context.Context, req *mcp.CallToolRequest, id st
 		defer s.taskRuns.remove(id)
 		defer cancel()
 		res, _ := s.callTool(ctx, &call)
+		if ask.ir != nil && ctx.Err() == nil {
+			derr := s.parkTask(&call, id, ask, prev)
+			if derr == nil {
+				if call.Session != nil && !isStateless(sessionVersion(&call)) {
+					s.pushTaskInput(call.Session, call.Extra, info.Caller, id)
+				}
+				return // input_required: the answers start the next run
+			}
+			res = errorResult(derr, ask.c.requestID)
+		}
 		end := withLastNote(taskEnd(res, ctx.Err() != nil), taskStatusFrom(ctx))
 		// The store may be slow or away: the end is worth a bounded wait,
 		// not a goroutine for ever.
 		fctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 		defer stop()
-		if _, err := s.d.Tasks().FinishTask(fctx, id, end); err != nil {
+		t, err := s.d.Tasks().FinishTask(fctx, id, end)
+		if err != nil {
 			s.logger.Warn("task end not stored", "task_id", id, "err", err)
+			return
 		}
+		s.logger.Debug("task ended", "task_id", id, "status", t.Status)
 	}()
 }
 

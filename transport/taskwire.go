@@ -51,6 +51,9 @@ type detailedTask struct {
 	TTLMs          *int64          `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
+	// InputRequests are a task's outstanding questions while it is in
+	// input_required (answered with tasks/update).
+	InputRequests mcp.InputRequestMap `json:"inputRequests,omitempty"`
 }
 
 // taskAck is the empty acknowledgement of 2026-07-28 tasks/cancel and
@@ -91,6 +94,9 @@ func (s *Server) detailed(t idempotency.Task, resultType string, withResult bool
 		CreatedAt: stamp(t.Created), LastUpdatedAt: stamp(t.Updated), TTLMs: ttlOf(t), PollIntervalMs: s.pollMS(t)}
 	if withResult && t.Status == idempotency.TaskCompleted {
 		d.Result = completeResult(t.Result)
+	}
+	if withResult {
+		d.InputRequests = inputRequestsOf(t)
 	}
 	return d
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/toolhost/toolhost/idempotency"
 )
 
-// Tasks live in Redis as a hash {caller, fp, status, msg, result,
+// Tasks live in Redis as a hash {caller, fp, status, msg, result, input,
 // created, updated, expires, alias} per task id, and an alias key (the
 // scoped idempotency key) naming the task id. Times are Redis TIME in
 // milliseconds. A working task has the store's lease as its expiry,
 // renewed by the replica that created it while the task works: a task
 // whose replica died is forgotten a lease later instead of reading
-// "working" for ever. A terminal task is kept for the TTL.
+// "working" for ever. A task in input_required runs nowhere: it expires
+// at the end of its wait, and the replica that resumes it renews it from
+// then on. A terminal task is kept for the TTL.
 
 // taskTime is Redis TIME in milliseconds, for the scripts.
 const taskTime = `
@@ -66,11 +68,13 @@ return 1
 var finishTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[7]\n" + accountLua + `
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return {} end
-if st == 'working' then
+if st == 'working' or st == 'input_required' then
   local ttl = tonumber(ARGV[5])
+  local input = string.len(redis.call('HGET', KEYS[1], 'input') or '')
+  redis.call('HDEL', KEYS[1], 'input')
   redis.call('HSET', KEYS[1], 'status', ARGV[2], 'msg', ARGV[3], 'result', ARGV[4], 'updated', now, 'expires', now + ttl)
   redis.call('PEXPIRE', KEYS[1], ttl)
-  charge(redis.call('HGET', KEYS[1], 'caller'), ARGV[1], now + ttl, string.len(ARGV[3]) + string.len(ARGV[4]), true)
+  charge(redis.call('HGET', KEYS[1], 'caller'), ARGV[1], now + ttl, string.len(ARGV[3]) + string.len(ARGV[4]) - input, true)
   local a = redis.call('HGET', KEYS[1], 'alias')
   if a and a ~= '' and redis.call('GET', a) == ARGV[1] then
     if ARGV[6] == '1' then
@@ -82,6 +86,49 @@ if st == 'working' then
   end
 end
 return redis.call('HGETALL', KEYS[1])
+`)
+
+// awaitTaskScript: KEYS[1] task key; ARGV id, input, wait_ms, accounting
+// prefix. Moves a working task to input_required, to expire (with its
+// alias) at the end of the wait; the input counts against the caller's
+// bytes. Returns the fields, or {} when the task is gone.
+var awaitTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[4]\n" + accountLua + `
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return {} end
+if st == 'working' then
+  local w = tonumber(ARGV[3])
+  redis.call('HSET', KEYS[1], 'status', 'input_required', 'input', ARGV[2], 'updated', now, 'expires', now + w)
+  redis.call('PEXPIRE', KEYS[1], w)
+  charge(redis.call('HGET', KEYS[1], 'caller'), ARGV[1], now + w, string.len(ARGV[2]), false)
+  local a = redis.call('HGET', KEYS[1], 'alias')
+  if a and a ~= '' and redis.call('GET', a) == ARGV[1] then redis.call('PEXPIRE', a, w) end
+end
+return redis.call('HGETALL', KEYS[1])
+`)
+
+// swapTaskScript: KEYS[1] task key; ARGV id, prev, next, resume ("1"/"0"),
+// lease_ms, accounting prefix. Compare and swap of an input_required
+// task's input; resume moves it to working under the lease. Returns
+// {swapped (1/0), fields}, or {} when the task is gone.
+var swapTaskScript = redis.NewScript(taskTime + "local acctPrefix = ARGV[6]\n" + accountLua + `
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return {} end
+local cur = redis.call('HGET', KEYS[1], 'input') or ''
+if st ~= 'input_required' or cur ~= ARGV[2] then return {0, redis.call('HGETALL', KEYS[1])} end
+local caller = redis.call('HGET', KEYS[1], 'caller')
+if ARGV[4] == '1' then
+  local lease = tonumber(ARGV[5])
+  redis.call('HDEL', KEYS[1], 'input')
+  redis.call('HSET', KEYS[1], 'status', 'working', 'updated', now, 'expires', 0)
+  redis.call('PEXPIRE', KEYS[1], lease)
+  charge(caller, ARGV[1], now + lease, -string.len(cur), false)
+  local a = redis.call('HGET', KEYS[1], 'alias')
+  if a and a ~= '' and redis.call('GET', a) == ARGV[1] then redis.call('PEXPIRE', a, lease) end
+else
+  redis.call('HSET', KEYS[1], 'input', ARGV[3], 'updated', now)
+  charge(caller, ARGV[1], tonumber(redis.call('HGET', KEYS[1], 'expires')), string.len(ARGV[3]) - string.len(cur), false)
+end
+return {1, redis.call('HGETALL', KEYS[1])}
 `)
 
 // noteTaskScript: KEYS[1] task key; ARGV msg. Sets a working task's
@@ -211,6 +258,41 @@ func (s *Store) NoteTask(ctx context.Context, id, msg string) error {
 	return nil
 }
 
+// AwaitTaskInput implements idempotency.TaskInputs.
+func (s *Store) AwaitTaskInput(ctx context.Context, id string, input []byte, wait time.Duration) (idempotency.Task, error) {
+	reply, err := s.run(ctx, awaitTaskScript, []string{s.taskKey(id)}, id, input, wait.Milliseconds(), s.taskAcctPrefix())
+	if err != nil {
+		return idempotency.Task{}, err
+	}
+	if len(reply) == 0 {
+		return idempotency.Task{}, fmt.Errorf("task %q: %w", id, idempotency.ErrTaskNotFound)
+	}
+	return readTask(id, reply), nil
+}
+
+// SwapTaskInput implements idempotency.TaskInputs. The replica that
+// resumes a task renews it while it works, as the one that created it
+// did.
+func (s *Store) SwapTaskInput(ctx context.Context, id string, prev, next []byte, resume bool) (idempotency.Task, bool, error) {
+	r := "0"
+	if resume {
+		r = "1"
+	}
+	reply, err := s.run(ctx, swapTaskScript, []string{s.taskKey(id)}, id, prev, next, r, s.opts.Lease.Milliseconds(), s.taskAcctPrefix())
+	if err != nil {
+		return idempotency.Task{}, false, err
+	}
+	if len(reply) == 0 {
+		return idempotency.Task{}, false, fmt.Errorf("task %q: %w", id, idempotency.ErrTaskNotFound)
+	}
+	fields, _ := at(reply, 1).([]any)
+	swapped, _ := at(reply, 0).(int64)
+	if swapped == 1 && resume {
+		go s.renewTask(id)
+	}
+	return readTask(id, fields), swapped == 1, nil
+}
+
 // readTask reads an HGETALL reply (field, value, ...).
 func readTask(id string, flat []any) idempotency.Task {
 	m := make(map[string]string, len(flat)/2)
@@ -232,6 +314,9 @@ func taskOf(id string, m map[string]string) idempotency.Task {
 		Message: m["msg"], Created: ms("created"), Updated: ms("updated"), Expires: ms("expires")}
 	if r := m["result"]; r != "" {
 		t.Result = []byte(r)
+	}
+	if in := m["input"]; in != "" {
+		t.Input = []byte(in)
 	}
 	return t
 }

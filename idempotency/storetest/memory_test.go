@@ -55,3 +55,16 @@ func TestMemoryTaskLimitsContract(t *testing.T) {
 		return out
 	})
 }
+
+// A Fallback of two in-memory stores keeps the task contract, inputs
+// included: every call reaches the store that holds the task.
+func TestFallbackTasksContract(t *testing.T) {
+	storetest.RunTasks(t, func(t *testing.T, n int) []idempotency.Tasks {
+		f := &idempotency.Fallback{Primary: idempotency.NewMemory(0), Local: idempotency.NewMemory(0)}
+		out := make([]idempotency.Tasks, n)
+		for i := range out {
+			out[i] = f
+		}
+		return out
+	})
+}

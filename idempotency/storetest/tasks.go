@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/idempotency"
 )
@@ -28,6 +29,8 @@ func RunTasks(t *testing.T, replicas TaskReplicas) {
 		{"unalias", taskUnalias},
 		{"one creator", taskOneCreator},
 		{"notes", taskNotes},
+		{"input", taskInput},
+		{"input race", taskInputRace},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, replicas(t, 3)) })
 	}
@@ -212,5 +215,110 @@ func taskNotes(t *testing.T, stores []idempotency.Tasks) {
 	}
 	if got, _ := stores[1].GetTask(ctx, "n1"); got.Message != "done" || got.Status != idempotency.TaskCompleted {
 		t.Fatalf("after the end: %+v; want the end's message", got)
+	}
+}
+
+func inputs(t *testing.T, s idempotency.Tasks) idempotency.TaskInputs {
+	t.Helper()
+	in, ok := s.(idempotency.TaskInputs)
+	if !ok {
+		t.Fatalf("store %T keeps no task inputs", s)
+	}
+	return in
+}
+
+// taskInput: a working task waits for input (input_required, its input
+// and the end of its wait seen on every replica, no note changes it), a
+// swap with a stale prev does nothing, a partial answer swaps the input,
+// and resume makes it working again without input; then it ends as any
+// task. A task cancelled while it waits stays cancelled.
+func taskInput(t *testing.T, stores []idempotency.Tasks) {
+	ctx := context.Background()
+	if _, _, err := stores[0].CreateTask(ctx, newTask("i1"), "alice\x00i"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := inputs(t, stores[1]).AwaitTaskInput(ctx, "i1", []byte("ask-1"), time.Minute)
+	if err != nil || got.Status != idempotency.TaskInputRequired || string(got.Input) != "ask-1" || got.Expires.IsZero() {
+		t.Fatalf("await: %+v, %v", got, err)
+	}
+	if got.Status.Terminal() {
+		t.Fatal("input_required is terminal")
+	}
+	_ = stores[0].(idempotency.TaskNotes).NoteTask(ctx, "i1", "a note")
+	for i, s := range stores {
+		g, err := s.GetTask(ctx, "i1")
+		if err != nil || g.Status != idempotency.TaskInputRequired || string(g.Input) != "ask-1" || g.Message == "a note" {
+			t.Fatalf("replica %d: %+v, %v", i, g, err)
+		}
+	}
+	if again, err := inputs(t, stores[2]).AwaitTaskInput(ctx, "i1", []byte("other"), time.Minute); err != nil || string(again.Input) != "ask-1" {
+		t.Fatalf("awaiting twice: %+v, %v; want the first input kept", again, err)
+	}
+	if _, ok, err := inputs(t, stores[2]).SwapTaskInput(ctx, "i1", []byte("stale"), []byte("x"), true); ok || err != nil {
+		t.Fatalf("a stale swap: %v, %v; want none", ok, err)
+	}
+	if g, ok, err := inputs(t, stores[2]).SwapTaskInput(ctx, "i1", []byte("ask-1"), []byte("ask-1+a"), false); !ok || err != nil || string(g.Input) != "ask-1+a" || g.Status != idempotency.TaskInputRequired {
+		t.Fatalf("a partial answer: %+v, %v, %v", g, ok, err)
+	}
+	g, ok, err := inputs(t, stores[0]).SwapTaskInput(ctx, "i1", []byte("ask-1+a"), nil, true)
+	if !ok || err != nil || g.Status != idempotency.TaskWorking || len(g.Input) != 0 || !g.Expires.IsZero() {
+		t.Fatalf("resume: %+v, %v, %v", g, ok, err)
+	}
+	if j, created, err := stores[1].CreateTask(ctx, newTask("i1-join"), "alice\x00i"); err != nil || created || j.ID != "i1" {
+		t.Fatalf("the alias after resume: %+v created=%v %v", j, created, err)
+	}
+	if end, err := stores[1].FinishTask(ctx, "i1", idempotency.TaskEnd{Status: idempotency.TaskCompleted, Result: []byte(`1`)}); err != nil || end.Status != idempotency.TaskCompleted {
+		t.Fatalf("finish after resume: %+v, %v", end, err)
+	}
+	if _, ok, _ := inputs(t, stores[0]).SwapTaskInput(ctx, "i1", nil, nil, true); ok {
+		t.Fatal("a completed task resumed")
+	}
+
+	if _, _, err := stores[0].CreateTask(ctx, newTask("i2"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inputs(t, stores[0]).AwaitTaskInput(ctx, "i2", []byte("ask"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if end, err := stores[1].FinishTask(ctx, "i2", idempotency.TaskEnd{Status: idempotency.TaskCancelled}); err != nil || end.Status != idempotency.TaskCancelled || len(end.Input) != 0 {
+		t.Fatalf("cancel while waiting: %+v, %v", end, err)
+	}
+	if g, ok, _ := inputs(t, stores[2]).SwapTaskInput(ctx, "i2", []byte("ask"), nil, true); ok || g.Status != idempotency.TaskCancelled {
+		t.Fatalf("answering a cancelled task: %+v swapped=%v", g, ok)
+	}
+	if g, _ := inputs(t, stores[2]).AwaitTaskInput(ctx, "i2", []byte("ask"), time.Minute); g.Status != idempotency.TaskCancelled {
+		t.Fatalf("a cancelled task asked again: %+v", g)
+	}
+	if _, err := inputs(t, stores[0]).AwaitTaskInput(ctx, "nope", nil, time.Minute); !errors.Is(err, idempotency.ErrTaskNotFound) {
+		t.Fatalf("awaiting an unknown task: %v", err)
+	}
+}
+
+// taskInputRace: 3 replicas × 8 answers to one waiting task at once: one
+// resumes it.
+func taskInputRace(t *testing.T, stores []idempotency.Tasks) {
+	ctx := context.Background()
+	if _, _, err := stores[0].CreateTask(ctx, newTask("ir"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inputs(t, stores[0]).AwaitTaskInput(ctx, "ir", []byte("ask"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var won atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Go(func() {
+			_, ok, err := inputs(t, stores[i%len(stores)]).SwapTaskInput(ctx, "ir", []byte("ask"), nil, true)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := won.Load(); n != 1 {
+		t.Fatalf("%d answers resumed the task, want 1", n)
 	}
 }
