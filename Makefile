@@ -229,7 +229,12 @@ abi-bundle:
 # +159 packages, +3.51 MB (26,994,374 -> 30,501,958 bytes). This crosses
 # issue 21's 30 MB ceiling: docs/BENCHMARKS.md "The binary" says what
 # would bring it back.
-SIZE_BUDGET := 30600000
+# 30.6 -> 30.7 MB for session 8's merge of all four branches (Sigstore,
+# tasks that ask +66 KB, SDK offers, the keyring): 30,614,501 bytes, 759
+# packages. Stripping the symbol table too (-s, as make dist does) would
+# give 27,418,889; not done, because the budget has always measured this
+# build and perf's symbols come from that table.
+SIZE_BUDGET := 30700000
 PKG_BUDGET  := 759
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
