@@ -183,6 +183,7 @@ func openCache(dir string) (wazero.CompilationCache, string, error) {
 // write fails, so compiling again takes it from there). Its errors are the
 // module's own, or a *CacheError.
 func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wazero.CompiledModule, error) {
+	ctx = compile.WithWorkers(ctx)
 	if r.guard == nil {
 		return r.rt.CompileModule(ctx, wasm)
 	}
