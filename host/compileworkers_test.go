@@ -14,15 +14,33 @@ import (
 	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 )
 
-// TestCompileWorkersDeterministic: modules compile on every CPU
-// (compile.WithWorkers), and what lands in the file cache must be byte for
-// byte what one goroutine compiles: the compile mark loads a module a child
-// compiled before without compiling it again because compiling is
-// deterministic, and a cache written by a server with another CPU count
-// must serve the same code.
+// TestCompileWorkersDeterministic: a module compiles on its share of the
+// CPUs (compile.Running, compile.WithWorkers), and what lands in the file
+// cache must be byte for byte what one goroutine compiles: the compile
+// mark loads a module a child compiled before without compiling it again
+// because compiling is deterministic, and a cache written by a server
+// with another CPU count, or busier, must serve the same code.
 func TestCompileWorkersDeterministic(t *testing.T) {
-	if got := experimental.GetCompilationWorkers(compile.WithWorkers(context.Background())); got != runtime.GOMAXPROCS(0) {
-		t.Fatalf("WithWorkers asks for %d workers; want GOMAXPROCS, %d", got, runtime.GOMAXPROCS(0))
+	procs := runtime.GOMAXPROCS(0)
+	var r compile.Running
+	first, doneFirst := r.Begin()
+	second, doneSecond := r.Begin()
+	if first != procs || second != max(1, procs/2) {
+		t.Fatalf("workers of a lone compile and of a second one at once = %d, %d; want %d, %d", first, second, procs, max(1, procs/2))
+	}
+	doneSecond()
+	doneFirst()
+	if again, done := r.Begin(); again != procs {
+		t.Fatalf("workers once the others are done = %d; want %d", again, procs)
+	} else {
+		done()
+	}
+	ctx := context.Background()
+	if got := experimental.GetCompilationWorkers(compile.WithWorkers(ctx, 3)); got != 3 {
+		t.Fatalf("WithWorkers(3) asks for %d workers", got)
+	}
+	if compile.WithWorkers(ctx, 1) != ctx {
+		t.Fatal("WithWorkers(1) changed the context; want one worker, wazero's default")
 	}
 	wasm, err := os.ReadFile(testwasm.C(t, "tools-src-c/wordfreq"))
 	if err != nil {
