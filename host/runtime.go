@@ -103,6 +103,7 @@ type Runtime struct {
 	// Counters for tests and metrics: modules compiled, loads served by
 	// the describe cache.
 	compiles, describeHits atomic.Uint64
+	compiling              compile.Running                 // in-process compiles, for their workers
 	admit                  *admission                      // Config.MaxFresh
 	warm                   *warm.Pools[*Module, *instance] // warm instances (warm.go)
 	settle                 *settler                        // frees loading's garbage (settle.go)
@@ -187,6 +188,9 @@ func openCache(dir string) (wazero.CompilationCache, string, error) {
 // write fails, so compiling again takes it from there). Its errors are the
 // module's own, or a *CacheError.
 func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wazero.CompiledModule, error) {
+	workers, done := r.compiling.Begin()
+	defer done()
+	ctx = compile.WithWorkers(ctx, workers)
 	if r.guard == nil {
 		return r.rt.CompileModule(ctx, wasm)
 	}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 )
 
 // Defaults for Limits fields left at zero.
@@ -48,9 +50,10 @@ const ChildEnv = "TOOLHOST_COMPILE_CHILD"
 
 // Further parameters of the child, by environment.
 const (
-	compileCacheEnv  = "TOOLHOST_COMPILE_CACHE"
-	compileMemoryEnv = "TOOLHOST_COMPILE_MEMORY"
-	compileCPUEnv    = "TOOLHOST_COMPILE_CPU"
+	compileCacheEnv   = "TOOLHOST_COMPILE_CACHE"
+	compileMemoryEnv  = "TOOLHOST_COMPILE_MEMORY"
+	compileCPUEnv     = "TOOLHOST_COMPILE_CPU"
+	compileWorkersEnv = "TOOLHOST_COMPILE_WORKERS"
 )
 
 // Exit codes of a compiler child.
@@ -97,6 +100,7 @@ type Child struct {
 	cacheDir string        // "" when there is no file cache
 	id       string        // the child and its limits, for the marks (mark.go)
 	started  atomic.Uint64 // children started
+	running  Running       // children compiling now, for their workers
 }
 
 // NewChild returns the compiler of modules under lim, whose children fill
@@ -130,6 +134,8 @@ func (c *Child) Compile(ctx context.Context, wasm []byte, sum [sha256.Size]byte)
 		return nil // compiled within these limits before (mark.go)
 	}
 	c.started.Add(1)
+	workers, done := c.running.Begin()
+	defer done()
 	cpu, mem := lim.CPUTime, lim.MemoryBytes
 	timeout := compileWallFactor * cpu
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -139,7 +145,7 @@ func (c *Child) Compile(ctx context.Context, wasm []byte, sum [sha256.Size]byte)
 	if cache == "" {
 		cache = "off"
 	}
-	cmd.Env = childEnv(cache, mem, cpu)
+	cmd.Env = childEnv(cache, mem, cpu, workers)
 	cmd.Stdin = bytes.NewReader(wasm)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
@@ -179,9 +185,10 @@ var childRuntimeEnv = []string{"GOMAXPROCS", "GOGC", "GOMEMLIMIT", "GODEBUG", "G
 
 // childEnv is a compiler child's whole environment: its parameters, and
 // childRuntimeEnv from this process's.
-func childEnv(cache string, mem uint64, cpu time.Duration) []string {
+func childEnv(cache string, mem uint64, cpu time.Duration, workers int) []string {
 	env := []string{ChildEnv + "=1", compileCacheEnv + "=" + cache,
-		compileMemoryEnv + "=" + strconv.FormatUint(mem, 10), compileCPUEnv + "=" + strconv.FormatInt(int64(cpu), 10)}
+		compileMemoryEnv + "=" + strconv.FormatUint(mem, 10), compileCPUEnv + "=" + strconv.FormatInt(int64(cpu), 10),
+		compileWorkersEnv + "=" + strconv.Itoa(workers)}
 	for _, k := range childRuntimeEnv {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -203,7 +210,8 @@ func ChildMain(stdin io.Reader, stderr io.Writer, maxBytes int) int {
 		fmt.Fprintln(stderr, "compile child: cannot read the module:", err)
 		return childModuleError
 	}
-	ctx := context.Background()
+	workers, _ := strconv.Atoi(os.Getenv(compileWorkersEnv))
+	ctx := WithWorkers(context.Background(), workers)
 	// The same configuration as host.New's, so the cache key is the same.
 	rc := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
 	if dir := os.Getenv(compileCacheEnv); dir != "off" && dir != "" {
@@ -218,6 +226,37 @@ func ChildMain(stdin io.Reader, stderr io.Writer, maxBytes int) int {
 		return childModuleError
 	}
 	return childCompiled
+}
+
+// WithWorkers returns ctx asking wazero to compile a module's functions on
+// n goroutines (n ≤ 1: one). A cold Go module is 2–3 s of compiler CPU on
+// this project's machine, and a call that comes before its module's code
+// waits for it: on two idle cores two workers halve that wait
+// (2.3–2.9 s → 1.1–1.3 s, docs/BENCHMARKS.md) for the same CPU. wazero
+// keeps the result byte for byte what one goroutine compiles (functions
+// are placed and relocated in index order at the end), so the cache entry
+// and the compile mark's "compiling is deterministic" still hold.
+func WithWorkers(ctx context.Context, n int) context.Context {
+	if n <= 1 {
+		return ctx
+	}
+	return experimental.WithCompilationWorkers(ctx, n)
+}
+
+// Running counts the compiles in progress so each can be given its share
+// of the CPUs: a cold start compiles several modules at once (the loader
+// runs GOMAXPROCS loads), where workers per compile would only add
+// threads and the workers' buffering, while a first call's compile often
+// runs alone. The zero value is ready to use; it is safe for concurrent
+// use.
+type Running struct{ n atomic.Int32 }
+
+// Begin counts a compile in and returns its workers, GOMAXPROCS divided
+// among the compiles now running (at least one), and done, which counts
+// it out. A compile keeps the share it started with.
+func (r *Running) Begin() (workers int, done func()) {
+	n := int(r.n.Add(1))
+	return max(1, runtime.GOMAXPROCS(0)/n), func() { r.n.Add(-1) }
 }
 
 // watch ends the process once the memory the Go runtime has mapped passes

@@ -237,6 +237,21 @@ func evaluateConstExprInModuleInstance(e *ConstantExpression, m *ModuleInstance)
 	return v
 }
 
+// refFuncIndex returns N when e is exactly "ref.func N end", the form of
+// every entry of an element segment written as function indices (what
+// evaluateConstExpr would turn into FunctionInstanceReference(N)).
+func (e *ConstantExpression) refFuncIndex() (Index, bool) {
+	d := e.Data
+	if len(d) < 3 || d[0] != OpcodeRefFunc {
+		return 0, false
+	}
+	v, n, err := leb128.LoadUint32(d[1:])
+	if err != nil || len(d) != 2+int(n) || d[1+n] != OpcodeEnd {
+		return 0, false
+	}
+	return v, true
+}
+
 func NewConstantExpressionFromOpcode(
 	opcode byte, opData []byte,
 ) ConstantExpression {

@@ -223,8 +223,16 @@ func (m *ModuleInstance) applyElements(elems []ElementSegment) {
 				references[offset+uint32(i)] = Reference(0)
 			}
 		} else {
-			for i, init := range elem.Init {
-				initExprResults := evaluateConstExprInModuleInstance(&init, m)
+			for i := range elem.Init {
+				init := &elem.Init[i]
+				// A Go guest's table holds thousands of functions, each a
+				// "ref.func N" expression: read N here rather than run
+				// the evaluator (and its allocations) once per entry.
+				if idx, ok := init.refFuncIndex(); ok {
+					references[offset+uint32(i)] = m.Engine.FunctionInstanceReference(idx)
+					continue
+				}
+				initExprResults := evaluateConstExprInModuleInstance(init, m)
 				references[offset+uint32(i)] = Reference(initExprResults[0])
 			}
 		}

@@ -19,11 +19,15 @@ type (
 	// moduleEngine implements wasm.ModuleEngine.
 	moduleEngine struct {
 		// opaquePtr equals &opaque[0].
-		opaquePtr              *byte
-		parent                 *compiledModule
-		module                 *wasm.ModuleInstance
-		opaque                 moduleContextOpaque
-		localFunctionInstances []*functionInstance
+		opaquePtr *byte
+		parent    *compiledModule
+		module    *wasm.ModuleInstance
+		opaque    moduleContextOpaque
+		// localFunctionInstances holds the functionInstances that table
+		// references point at (FunctionInstanceReference), made in chunks:
+		// a Go guest's table has thousands, and one allocation each was
+		// most of a fresh instance's element initialization.
+		localFunctionInstances [][]functionInstance
 		importedFunctions      []importedFunction
 		listeners              []experimental.FunctionListener
 	}
@@ -329,14 +333,38 @@ func (m *moduleEngine) FunctionInstanceReference(funcIndex wasm.Index) wasm.Refe
 	executable := &p.executable[p.functionOffsets[localIndex]]
 	typeID := m.module.TypeIDs[m.module.Source.FunctionSection[localIndex]]
 
-	lf := &functionInstance{
+	lf := m.newFunctionInstance()
+	*lf = functionInstance{
 		executable:             executable,
 		moduleContextOpaquePtr: m.opaquePtr,
 		typeID:                 typeID,
 		indexInModule:          funcIndex,
 	}
-	m.localFunctionInstances = append(m.localFunctionInstances, lf)
 	return uintptr(unsafe.Pointer(lf))
+}
+
+// newFunctionInstance returns a zero functionInstance that lives as long as
+// m: the last chunk's next one, or the first of a new chunk twice the size
+// of the last (at most the module's local function count, as a Go guest's
+// table names nearly every function once). A reference is a uintptr, so
+// the chunks are what keeps each one alive; a chunk is never grown in
+// place, which would move the instances the table already points at.
+func (m *moduleEngine) newFunctionInstance() *functionInstance {
+	n := len(m.localFunctionInstances)
+	if n == 0 || len(m.localFunctionInstances[n-1]) == cap(m.localFunctionInstances[n-1]) {
+		size := 16
+		if n > 0 {
+			size = 2 * cap(m.localFunctionInstances[n-1])
+		}
+		if locals := len(m.module.Source.FunctionSection); size > locals {
+			size = max(locals, 16)
+		}
+		m.localFunctionInstances = append(m.localFunctionInstances, make([]functionInstance, 0, size))
+		n++
+	}
+	chunk := &m.localFunctionInstances[n-1]
+	*chunk = (*chunk)[:len(*chunk)+1]
+	return &(*chunk)[len(*chunk)-1]
 }
 
 // LookupFunction implements wasm.ModuleEngine.
