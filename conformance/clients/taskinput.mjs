@@ -5,11 +5,12 @@
 // tasks/result, where toolhost sends elicitation/create naming the task.
 // ext-tasks routes each request to onInputRequest and follows the task to
 // its end. It calls spec.tool with spec.args once per answer in
-// spec.answers. cmd/toolhost's TestWebDeleteAsksFirst runs it: argv[2] is
+// spec.answers. cmd/toolhost's TestWebDeleteAsksInTask runs it: argv[2] is
 // JSON {url, revision, tool, args, answers}.
 // Prints one JSON line: {results: [{asked, message, scope, delivery, taskId, kind, isError, structured}]} or {error}.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createApplicationInputHandler, createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import { rawDispatcher } from './rawdispatch.mjs';
 
 const spec = JSON.parse(process.argv[2]);
 const emit = (o) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -17,27 +18,10 @@ const modern = spec.revision >= '2026-07-28';
 const clientInfo = { name: 'toolhost-taskinput-v2', version: '1.0.0' };
 const clientCapabilities = { elicitation: { form: {} }, ...(modern ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {}) };
 
-// rawDispatch is ts2.mjs's: the request path ext-tasks needs at 2026-07-28,
-// one POST per request; a tools/call asks for a task (toolhost/task).
-let seq = 0;
-async function rawDispatch(bare, options) {
-  const request = { jsonrpc: '2.0', id: `raw-${++seq}`, ...bare };
-  if (request.method === 'tools/call') {
-    request.params = { ...request.params, _meta: { ...request.params._meta, 'toolhost/task': {} } };
-  }
-  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-    'Mcp-Protocol-Version': spec.revision, 'Mcp-Method': request.method };
-  const name = request.params?.name ?? request.params?.taskId;
-  if (name) headers['Mcp-Name'] = name;
-  const res = await fetch(spec.url, { method: 'POST', headers, body: JSON.stringify(request), signal: options?.signal });
-  const text = await res.text();
-  if (process.env.TS2_DEBUG) process.stderr.write(JSON.stringify(request) + ' -> ' + res.status + ' ' + text.slice(0, 400) + '\n');
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    const msgs = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
-    return msgs.find((m) => m.id === request.id) ?? msgs.at(-1);
-  }
-  return JSON.parse(text);
-}
+// The host's own request path at 2026-07-28 (rawdispatch.mjs), which
+// ext-tasks needs for the task lifecycle requests. A tools/call asks for a
+// task (toolhost/task).
+const rawDispatch = rawDispatcher(spec.url, spec.revision);
 
 async function callWith(answer) {
   const client = new Client(clientInfo, {

@@ -9,6 +9,7 @@
 // Prints one JSON line: {era, tools, call, tasks} or {error}.
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import { rawDispatcher } from './rawdispatch.mjs';
 
 const spec = JSON.parse(process.argv[2]);
 const emit = (o) => process.stdout.write(JSON.stringify(o) + '\n');
@@ -16,31 +17,11 @@ const modern = spec.revision >= '2026-07-28';
 const clientInfo = { name: 'toolhost-conformance-v2', version: '1.0.0' };
 const clientCapabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
 
-// rawDispatch is the host's own request path at 2026-07-28, which ext-tasks
-// needs for the task lifecycle requests: one POST per JSON-RPC request,
-// framed (jsonrpc, id) and with the headers the revision asks for. A
-// tools/call also asks for a task (_meta["toolhost/task"]): text_count's
-// timeout is too short for toolhost to offer it as one, and the point is
-// tasks/get.
-let seq = 0;
-async function rawDispatch(bare, options) {
-  const request = { jsonrpc: '2.0', id: `raw-${++seq}`, ...bare };
-  if (request.method === 'tools/call') {
-    request.params = { ...request.params, _meta: { ...request.params._meta, 'toolhost/task': {} } };
-  }
-  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-    'Mcp-Protocol-Version': spec.revision, 'Mcp-Method': request.method };
-  const name = request.params?.name ?? request.params?.taskId;
-  if (name) headers['Mcp-Name'] = name;
-  const res = await fetch(spec.url, { method: 'POST', headers, body: JSON.stringify(request), signal: options?.signal });
-  const text = await res.text();
-  if (process.env.TS2_DEBUG) process.stderr.write(JSON.stringify(request) + " -> " + res.status + " " + text.slice(0, 300) + "\n");
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    const msgs = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
-    return msgs.find((m) => m.id === request.id) ?? msgs.at(-1);
-  }
-  return JSON.parse(text);
-}
+// The host's own request path at 2026-07-28 (rawdispatch.mjs), which
+// ext-tasks needs for the task lifecycle requests. A tools/call asks for a
+// task (toolhost/task): text_count's timeout is too short for
+// toolhost to offer it as one, and the point is tasks/get.
+const rawDispatch = rawDispatcher(spec.url, spec.revision);
 
 async function main() {
   const client = new Client(clientInfo, {
