@@ -178,11 +178,15 @@ func (c *Client) VerifySigned(ctx context.Context, pinned Reference, p Policy) (
 	if !errors.Is(sigErr, ErrNoSignature) && !errors.Is(sigErr, ErrWrongSigner) {
 		return Signer{}, sigErr
 	}
+	var detail string
+	if e := (*Error)(nil); errors.As(sigErr, &e) {
+		detail = e.Detail
+	}
 	if len(bundles) == 0 {
 		if errors.Is(sigErr, ErrNoSignature) {
 			return Signer{}, fail(s, ErrNoSignature, "no Sigstore bundle among its referrers and no %s tag signature", SignatureTag(pinned.Digest()))
 		}
-		return Signer{}, fail(s, ErrWrongSigner, "%s; trusted: %s", sigErr.(*Error).Detail, p.describe())
+		return Signer{}, fail(s, ErrWrongSigner, "%s; trusted: %s", detail, p.describe())
 	}
 	kind := ErrWrongSigner
 	var reasons []string
@@ -193,7 +197,7 @@ func (c *Client) VerifySigned(ctx context.Context, pinned Reference, p Policy) (
 		reasons = append(reasons, b.why)
 	}
 	if errors.Is(sigErr, ErrWrongSigner) {
-		reasons = append(reasons, sigErr.(*Error).Detail)
+		reasons = append(reasons, detail)
 	}
 	return Signer{}, fail(s, kind, "%d Sigstore bundle(s), none by a trusted signer: %s; trusted: %s", len(bundles), strings.Join(reasons, "; "), p.describe())
 }
