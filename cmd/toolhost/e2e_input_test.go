@@ -22,27 +22,13 @@ import (
 // (conformance/clients/elicit.mjs); the DELETE goes out only on the user's
 // confirmation, and a client that cannot be asked is told so.
 func TestWebDeleteAsksFirst(t *testing.T) {
-	var deletes atomic.Int32
-	up, pemFile := webUpstream(t)
-	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete && r.URL.Path == "/items/7" {
-			deletes.Add(1)
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		http.NotFound(w, r)
-	})
-	cfg := filepath.Join(t.TempDir(), "web.toml")
-	grant := "[grants.\"web.wasm\"]\nhosts = [\"*\"]\nmethods = [\"GET\", \"DELETE\"]\nallow_networks = [\"127.0.0.0/8\"]\n"
-	if err := os.WriteFile(cfg, []byte(grant), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServerEnv(t, []string{"SSL_CERT_FILE=" + pemFile}, webPlugins(t), "--config", cfg)
+	w := webDeleteServer(t, "")
+	srv, upURL, cfg, pemFile, deletes := w.srv, w.upURL, w.cfg, w.pem, w.deletes
 	connect := func(t *testing.T, version string, answer *mcp.ElicitResult) *mcp.ClientSession {
 		var opts *mcp.ClientOptions
 		if answer != nil {
 			opts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-				if !strings.Contains(r.Params.Message, "DELETE to "+up.URL+"/items/7") {
+				if !strings.Contains(r.Params.Message, "DELETE to "+upURL+"/items/7") {
 					t.Errorf("asked %q", r.Params.Message)
 				}
 				return answer, nil
@@ -56,7 +42,7 @@ func TestWebDeleteAsksFirst(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	args := map[string]any{"url": up.URL + "/items/7"}
+	args := map[string]any{"url": upURL + "/items/7"}
 	t.Run("stdio", func(t *testing.T) {
 		// Over stdio the elicitation/create request shares the pipe with
 		// the call it belongs to.
@@ -158,4 +144,35 @@ func TestWebDeleteAsksFirst(t *testing.T) {
 			})
 		})
 	}
+}
+
+// webDelete is the web plugins served with a grant for GET and DELETE to a
+// local TLS upstream where only DELETE /items/7 exists.
+type webDelete struct {
+	srv      *server
+	upURL    string        // the upstream's base URL
+	cfg, pem string        // the config file, the upstream's CA for SSL_CERT_FILE
+	deletes  *atomic.Int32 // the DELETEs that reached the upstream
+}
+
+// webDeleteServer starts a webDelete; conf is prepended to its config file.
+func webDeleteServer(t *testing.T, conf string) webDelete {
+	t.Helper()
+	deletes := new(atomic.Int32)
+	up, pemFile := webUpstream(t)
+	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete && r.URL.Path == "/items/7" {
+			deletes.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		http.NotFound(w, r)
+	})
+	cfg := filepath.Join(t.TempDir(), "web.toml")
+	conf += "[grants.\"web.wasm\"]\nhosts = [\"*\"]\nmethods = [\"GET\", \"DELETE\"]\nallow_networks = [\"127.0.0.0/8\"]\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServerEnv(t, []string{"SSL_CERT_FILE=" + pemFile}, webPlugins(t), "--config", cfg)
+	return webDelete{srv: srv, upURL: up.URL, cfg: cfg, pem: pemFile, deletes: deletes}
 }

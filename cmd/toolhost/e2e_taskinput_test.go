@@ -1,11 +1,7 @@
 package main
 
 import (
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/toolhost/toolhost/transport"
@@ -19,24 +15,10 @@ import (
 // goes out once, on the confirmation only.
 func TestWebDeleteAsksInTask(t *testing.T) {
 	dir := clientsDir(t)
-	var deletes atomic.Int32
-	up, pemFile := webUpstream(t)
-	up.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete && r.URL.Path == "/items/7" {
-			deletes.Add(1)
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		http.NotFound(w, r)
-	})
 	// web.delete (30 s) is offered as a task: a 2025-11-25 client runs it
 	// as one by itself.
-	cfg := filepath.Join(t.TempDir(), "web.toml")
-	conf := "[dispatch]\ntask_offer_after = \"1s\"\n\n[grants.\"web.wasm\"]\nhosts = [\"*\"]\nmethods = [\"GET\", \"DELETE\"]\nallow_networks = [\"127.0.0.0/8\"]\n"
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServerEnv(t, []string{"SSL_CERT_FILE=" + pemFile}, webPlugins(t), "--config", cfg)
+	w := webDeleteServer(t, "[dispatch]\ntask_offer_after = \"1s\"\n\n")
+	srv, upURL, deletes := w.srv, w.upURL, w.deletes
 	for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
 		t.Run(version, func(t *testing.T) {
 			var got struct {
@@ -50,7 +32,7 @@ func TestWebDeleteAsksInTask(t *testing.T) {
 			}
 			before := deletes.Load()
 			runNode(t, dir, "taskinput.mjs", map[string]any{"url": srv.url, "revision": version, "tool": "web_delete",
-				"args":    map[string]any{"url": up.URL + "/items/7"},
+				"args":    map[string]any{"url": upURL + "/items/7"},
 				"answers": []any{map[string]any{"action": "decline"}, map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}}, &got)
 			if len(got.Results) != 2 {
 				t.Fatalf("results %+v", got.Results)
