@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,13 +35,16 @@ func cachedEcho(t *testing.T) (dir, entry string) {
 }
 
 // entryLayout returns where an entry's function count and code lie
-// (wazero v1.12: magic, version, count, offsets, code length, code, crc).
+// (the fork of wazero v1.12: magic, version, count, offsets, code length,
+// zeros up to a 64 KiB offset, code, crc).
 func entryLayout(t *testing.T, b []byte) (countAt, codeAt, codeLen int) {
 	t.Helper()
+	const align = 64 << 10
 	countAt = 7 + int(b[6])
 	n := int(binary.LittleEndian.Uint32(b[countAt:]))
 	lenAt := countAt + 4 + 8*n
-	return countAt, lenAt + 8, int(binary.LittleEndian.Uint64(b[lenAt:]))
+	codeAt = (lenAt + 8 + align - 1) / align * align
+	return countAt, codeAt, int(binary.LittleEndian.Uint64(b[lenAt:]))
 }
 
 // Issue 10 finding 13: a damaged cache entry is deleted and its module
@@ -158,4 +163,58 @@ func TestUncreatableCacheIsBypassed(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close(context.Background())
+}
+
+// On Linux a module's code loaded from the cache is mapped from its entry,
+// and the pages that describing it at load ran leave the process's memory
+// once it is described: an idle module that was never called holds none
+// of its code. A call maps what it runs again.
+func TestLoadedCodeLeavesMemoryAfterDescribe(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("code is mapped from cache entries on Linux only")
+	}
+	ctx := context.Background()
+	dir, _ := cachedEcho(t)
+	rt := newRuntime(t, host.Config{CacheDir: dir})
+	m, err := rt.LoadFile(ctx, watPath(t, "echo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	if kib := residentKiBUnder(t, dir); kib != 0 {
+		t.Fatalf("%d KiB of the cache's code resident after the load; want 0", kib)
+	}
+	if res, err := m.Call(ctx, "wat.echo", json.RawMessage(`{"a":1}`), host.Limits{}); err != nil || string(res) != `{"a":1}` {
+		t.Fatalf("call: %s, %v", res, err)
+	}
+	if kib := residentKiBUnder(t, dir); kib == 0 {
+		t.Fatal("no code of the cache's resident after a call: the code is not mapped from the entry")
+	}
+}
+
+// residentKiBUnder is the resident size of this process's mappings of
+// files under dir (/proc/self/smaps).
+func residentKiBUnder(t *testing.T, dir string) (kib int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for line := range strings.Lines(string(b)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(fields[0], ":") { // a mapping's first line
+			in = len(fields) >= 6 && strings.HasPrefix(fields[5], dir)
+		} else if in && fields[0] == "Rss:" {
+			n, err := strconv.Atoi(fields[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			kib += n
+		}
+	}
+	return kib
 }

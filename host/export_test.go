@@ -10,3 +10,7 @@ func (m *Module) WaitWarming() { m.rt.warm.WaitWarming(m) }
 
 // CompileChildren counts the compiler children the runtime started.
 func (r *Runtime) CompileChildren() uint64 { return r.child.Started() }
+
+// ReleaseCodePages lets the module's code pages go now, as the memory
+// pool's idle sweep does (releaseCodePages).
+func (m *Module) ReleaseCodePages() { m.releaseCodePages() }

@@ -306,8 +306,10 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 	defer func() {
 		inst.close()
 		// Its memory went to the module's pool: a module that is never
-		// called must not keep megabytes for a call that may not come.
+		// called must not keep megabytes for a call that may not come,
+		// nor the code this instance ran.
 		m.mem.Drop()
+		m.releaseCodePages()
 	}()
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.

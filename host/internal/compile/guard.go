@@ -28,8 +28,8 @@ import (
 // that came from the cache checks every entry's code checksum too, so the
 // retry compiles afresh.
 //
-// The layout checked is wazero v1.12's (internal/engine/wazevo/
-// engine_cache.go: serializeCompiledModule); TestCacheGuardAcceptsWazeroEntries
+// The layout checked is the fork's of wazero v1.12 (internal/engine/wazevo/
+// engine_cache.go: serializeCompiledModule, code page-aligned); TestCacheGuardAcceptsWazeroEntries
 // fails if an upgrade changes it. A Guard is safe for concurrent use.
 type Guard struct {
 	root   string // the cache folder; wazero's entries are in root/wazero-*/
@@ -48,6 +48,10 @@ var cacheCRC = crc32.MakeTable(crc32.Castagnoli)
 
 // cacheMagic starts every wazero cache entry.
 const cacheMagic = "WAZEVO"
+
+// cacheCodeAlign is the alignment of an entry's code in the file, so that
+// wazero can map it from the file (the fork's platform.CodeFileAlign).
+const cacheCodeAlign = 64 << 10
 
 // NewGuard returns the guard of the cache in root, having swept it once.
 func NewGuard(root string, logger *slog.Logger) *Guard {
@@ -153,6 +157,8 @@ func checkCacheEntry(path string, full bool) error {
 			return fmt.Errorf("function %d starts at %d, past the code's %d bytes", i, off, codeLen)
 		}
 	}
+	// The code starts at the next cacheCodeAlign offset, so that wazero can map it.
+	r.skip((cacheCodeAlign-r.off%cacheCodeAlign)%cacheCodeAlign, nil)
 	if codeLen > 0 {
 		var sum hash.Hash32
 		if full {

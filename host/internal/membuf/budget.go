@@ -112,7 +112,7 @@ func (b *Budget) sweep() int {
 	b.mu.Lock()
 	pools := slices.Collect(maps.Keys(b.pools))
 	b.mu.Unlock()
-	emptied := 0
+	var emptied []*Pool
 	for _, p := range pools {
 		p.mu.Lock()
 		switch {
@@ -120,14 +120,19 @@ func (b *Budget) sweep() int {
 			b.forget(p, 0)
 		case now-p.used >= int64(b.idle):
 			p.dropLocked()
-			emptied++
+			emptied = append(emptied, p)
 		}
 		p.mu.Unlock()
 	}
-	if emptied > 0 && b.dropped != nil {
+	for _, p := range emptied {
+		if p.idle != nil {
+			p.idle()
+		}
+	}
+	if len(emptied) > 0 && b.dropped != nil {
 		b.dropped()
 	}
-	return emptied
+	return len(emptied)
 }
 
 // sweepEvery sweeps each period until no pool holds a buffer or the

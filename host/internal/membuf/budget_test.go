@@ -58,6 +58,9 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 	var dropped int
 	b := testBudget(1<<30, time.Minute, &now, &dropped)
 	idle, busy := &Pool{budget: b}, &Pool{budget: b}
+	told := map[*Pool]int{}
+	idle.OnIdle(func() { told[idle]++ })
+	busy.OnIdle(func() { told[busy]++ })
 	idle.put(make([]byte, 0, 4096))
 	busy.put(make([]byte, 0, 4096))
 	now = 50 * time.Second
@@ -74,6 +77,9 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 	if got := b.Held(); got != 4096 {
 		t.Fatalf("budget holds %d bytes; want 4096 (busy's buffer)", got)
 	}
+	if told[idle] != 1 || told[busy] != 0 {
+		t.Fatalf("OnIdle told idle %d times, busy %d; want 1, 0", told[idle], told[busy])
+	}
 	taken := &Pool{budget: b}
 	taken.put(make([]byte, 0, 4096))
 	taken.take()
@@ -81,6 +87,9 @@ func TestMemBudgetDropsIdlePools(t *testing.T) {
 	if n := b.sweep(); n != 1 || busy.Pooled() != 0 || b.Held() != 0 || len(b.pools) != 0 {
 		t.Fatalf("busy idle too, taken empty: %d emptied, %d pooled, %d bytes held, %d pools listed; want 1, 0, 0, 0",
 			n, busy.Pooled(), b.Held(), len(b.pools))
+	}
+	if told[idle] != 1 || told[busy] != 1 {
+		t.Fatalf("OnIdle told idle %d times, busy %d; want 1, 1 (an emptied pool is not told again)", told[idle], told[busy])
 	}
 }
 

@@ -47,6 +47,9 @@ type Pool struct {
 	// size is the capacity a new buffer gets, in bytes: what an instance
 	// had after _initialize at load, plus a quarter; 0 until it is known.
 	size atomic.Uint64
+	// idle, if set, is called after the budget's sweep dropped the pool's
+	// buffers for being unused past the idle time.
+	idle func()
 }
 
 // poolPerModule bounds the buffers one module keeps: about the calls of
@@ -57,6 +60,12 @@ const poolPerModule = 8
 // NewPool returns a module's pool within b (nil: no bound in all, no idle
 // drop).
 func NewPool(b *Budget) *Pool { return &Pool{budget: b} }
+
+// OnIdle sets what the budget's sweep calls after it dropped the pool's
+// buffers for being unused past the idle time (the module has had no
+// instance made or closed since): the module lets go of other memory then.
+// Set it before the pool is used.
+func (p *Pool) OnIdle(f func()) { p.idle = f }
 
 // Size is the capacity a new buffer gets (see SizeFrom); 0 until known.
 func (p *Pool) Size() uint64 { return p.size.Load() }

@@ -74,3 +74,10 @@ type ModuleEngine interface {
 	// MemoryGrown notifies the engine that the memory has grown.
 	MemoryGrown()
 }
+
+// CodePageReleaser is implemented by an Engine whose compiled code of a module can leave the
+// process's memory while the module stays compiled (the fork's wazevo, for code mapped from the
+// file cache): ReleaseCodePages reports whether it did.
+type CodePageReleaser interface {
+	ReleaseCodePages(module *Module) bool
+}

@@ -111,6 +111,9 @@ type (
 		executable         []byte
 		entryPreambles     []byte
 		entryPreamblesPtrs []*byte
+		// fileMapped is whether executable is mapped from a file cache entry
+		// (platform.MapCodeFile), whose pages ReleaseCodePages may drop.
+		fileMapped bool
 	}
 )
 

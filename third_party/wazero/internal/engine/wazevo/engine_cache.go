@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
+	"os"
 	"unsafe"
 
 	"github.com/toolhost/toolhost/third_party/wazero/experimental"
@@ -34,6 +36,9 @@ func fileCacheKey(m *wasm.Module) (ret filecache.Key) {
 	// same version and magic: keep it apart, so that neither code that calls into Go at every loop
 	// header nor code that a recursion without a loop never stops is loaded.
 	s.Write(inlineTerminationCheck)
+	// Entries whose code starts at a CodeFileAlign offset (so that it can be mapped from
+	// the file) are laid out differently from those before.
+	s.Write(pageAlignedCode)
 	// Write the CPU features so that we can cache the compiled module for the same CPU.
 	// This prevents the incompatible CPU features from being used.
 	cpu := platform.CpuFeatures.Raw()
@@ -158,6 +163,17 @@ var magic = []byte{'W', 'A', 'Z', 'E', 'V', 'O'}
 // The previous patch level, with loop headers only, wrote "inline-termination-check".
 var inlineTerminationCheck = []byte("inline-termination-check+function-entries+call-tails")
 
+// pageAlignedCode is part of the file cache key of entries whose native code is padded
+// to start at a platform.CodeFileAlign offset (see codePadding).
+var pageAlignedCode = []byte("page-aligned-code")
+
+// codePadding is how many zero bytes follow the code length in an entry whose code
+// length field ends at offset pos, so that the code starts at a multiple of
+// platform.CodeFileAlign and deserializeCompiledModule can map it from the file.
+func codePadding(pos int64) int64 {
+	return (platform.CodeFileAlign - pos%platform.CodeFileAlign) % platform.CodeFileAlign
+}
+
 func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader {
 	buf := bytes.NewBuffer(nil)
 	// First 6 byte: WAZEVO header.
@@ -174,6 +190,8 @@ func serializeCompiledModule(wazeroVersion string, cm *compiledModule) io.Reader
 	}
 	// The length of code segment (8 bytes).
 	buf.Write(u64.LeBytes(uint64(len(cm.executable))))
+	// Zeros up to the next CodeFileAlign offset.
+	buf.Write(make([]byte, codePadding(int64(buf.Len()))))
 	// Append the native code.
 	buf.Write(cm.executable)
 	// Append checksum.
@@ -257,30 +275,17 @@ func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *
 		return
 	}
 
+	codeOffset := int64(cacheHeaderSize) + 8*int64(functionsNum) + 8
+	pad := codePadding(codeOffset)
+	if _, err = io.CopyN(io.Discard, reader, pad); err != nil {
+		return nil, false, fmt.Errorf("compilationcache: error reading the padding before the executable: %v", err)
+	}
+	codeOffset += pad
+
 	if executableLen > 0 {
-		executable, err := platform.MmapCodeSegment(int(executableLen))
-		if err != nil {
-			err = fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", executableLen, err)
+		if cm.executable, cm.fileMapped, err = readExecutable(reader, codeOffset, executableLen); err != nil {
 			return nil, false, err
 		}
-
-		_, err = io.ReadFull(reader, executable)
-		if err != nil {
-			err = fmt.Errorf("compilationcache: error reading executable (len=%d): %v", executableLen, err)
-			return nil, false, err
-		}
-
-		expected := crc32.Checksum(executable, crc)
-		if _, err = io.ReadFull(reader, eightBytes[:4]); err != nil {
-			return nil, false, fmt.Errorf("compilationcache: could not read checksum: %v", err)
-		} else if checksum := binary.LittleEndian.Uint32(eightBytes[:4]); expected != checksum {
-			return nil, false, fmt.Errorf("compilationcache: checksum mismatch (expected %d, got %d)", expected, checksum)
-		}
-
-		if err = platform.MprotectCodeSegment(executable); err != nil {
-			return nil, false, err
-		}
-		cm.executable = executable
 	}
 
 	if _, err := io.ReadFull(reader, eightBytes[:1]); err != nil {
@@ -342,6 +347,77 @@ func deserializeCompiledModule(wazeroVersion string, reader io.ReadCloser) (cm *
 
 // readUint64 strictly reads an uint64 in little-endian byte order, using the
 // given array as a buffer. This returns io.EOF if less than 8 bytes were read.
+// readExecutable reads the native code of length n at offset off of the entry, and the
+// checksum after it. From a file, where the platform allows it, the code is checked
+// through a buffer and then mapped from the file (platform.MapCodeFile), so that it costs
+// memory only where it runs; otherwise it is copied into a code segment.
+func readExecutable(reader io.Reader, off int64, n uint64) (executable []byte, mapped bool, err error) {
+	if n > math.MaxInt {
+		return nil, false, fmt.Errorf("compilationcache: executable length %d is out of range", n)
+	}
+	var expected uint32
+	if f, ok := reader.(*os.File); ok && platform.MapsCodeFiles {
+		h := crc32.New(crc)
+		if _, err := io.CopyN(h, f, int64(n)); err != nil {
+			return nil, false, fmt.Errorf("compilationcache: error reading executable (len=%d): %v", n, err)
+		}
+		expected = h.Sum32()
+		m, err := platform.MapCodeFile(f, off, int(n))
+		if err != nil {
+			// A cache on a noexec mount refuses executable file pages: copy the code.
+			if executable, err = copyExecutable(io.NewSectionReader(f, off, int64(n)), n); err != nil {
+				return nil, false, err
+			}
+			expected = crc32.Checksum(executable, crc)
+		} else {
+			executable, mapped = m, true
+		}
+	} else {
+		if executable, err = copyExecutable(reader, n); err != nil {
+			return nil, false, err
+		}
+		expected = crc32.Checksum(executable, crc)
+	}
+	var four [4]byte
+	if _, err := io.ReadFull(reader, four[:]); err != nil {
+		_ = platform.MunmapCodeSegment(executable)
+		return nil, false, fmt.Errorf("compilationcache: could not read checksum: %v", err)
+	} else if checksum := binary.LittleEndian.Uint32(four[:]); expected != checksum {
+		_ = platform.MunmapCodeSegment(executable)
+		return nil, false, fmt.Errorf("compilationcache: checksum mismatch (expected %d, got %d)", expected, checksum)
+	}
+	return executable, mapped, nil
+}
+
+// copyExecutable reads n bytes of code from r into a new code segment, made executable.
+func copyExecutable(r io.Reader, n uint64) ([]byte, error) {
+	executable, err := platform.MmapCodeSegment(int(n))
+	if err != nil {
+		return nil, fmt.Errorf("compilationcache: error mmapping executable (len=%d): %v", n, err)
+	}
+	if _, err = io.ReadFull(r, executable); err != nil {
+		_ = platform.MunmapCodeSegment(executable)
+		return nil, fmt.Errorf("compilationcache: error reading executable (len=%d): %v", n, err)
+	}
+	if err = platform.MprotectCodeSegment(executable); err != nil {
+		_ = platform.MunmapCodeSegment(executable)
+		return nil, err
+	}
+	return executable, nil
+}
+
+// ReleaseCodePages implements wasm.CodePageReleaser: the pages of module's code, when they
+// are mapped from the file cache, leave the process's memory until they run again.
+func (e *engine) ReleaseCodePages(module *wasm.Module) bool {
+	e.mux.RLock()
+	defer e.mux.RUnlock()
+	cm, ok := e.compiledModules[module.ID]
+	if !ok || !cm.fileMapped || len(cm.executable) == 0 {
+		return false
+	}
+	return platform.ReleaseCodePages(cm.executable) == nil
+}
+
 func readUint64(reader io.Reader, b *[8]byte) (uint64, error) {
 	s := b[0:8]
 	n, err := reader.Read(s)

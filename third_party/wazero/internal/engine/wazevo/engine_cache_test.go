@@ -37,6 +37,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u32.LeBytes(1),              // number of functions.
 				u64.LeBytes(0),              // offset.
 				u64.LeBytes(5),              // length of code.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for the code.
 				[]byte{0},                   // no source map.
@@ -55,6 +56,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u32.LeBytes(1),              // number of functions.
 				u64.LeBytes(0),              // offset.
 				u64.LeBytes(5),              // length of code.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for the code.
 				[]byte{0},                   // no source map.
@@ -77,6 +79,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u64.LeBytes(5), // offset.
 				// Executable.
 				u64.LeBytes(8),                       // length of code.
+				codePad(2), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5, 1, 2, 3},       // code.
 				crcf([]byte{1, 2, 3, 4, 5, 1, 2, 3}), // crc for the code.
 				[]byte{0},                            // no source map.
@@ -90,6 +93,12 @@ func TestSerializeCompiledModule(t *testing.T) {
 		require.NoError(t, err, i)
 		require.Equal(t, tc.exp, actual, i)
 	}
+}
+
+// codePad is the padding of an entry of n functions with testVersion: zeros from the
+// code length field's end to the next platform.CodeFileAlign offset.
+func codePad(n int) []byte {
+	return make([]byte, codePadding(int64(len(magic)+1+len(testVersion)+4+8*n+8)))
 }
 
 func concat(ins ...[]byte) (ret []byte) {
@@ -153,6 +162,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // machine code.
 				[]byte{0},                   // no source map.
@@ -178,6 +188,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(7), // offset.
 				// Executable.
 				u64.LeBytes(10),                             // size.
+				codePad(2), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), // crc for machine code.
 				[]byte{0},      // no source map.
@@ -201,6 +212,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // machine code.
 				[]byte{0},                   // no source map.
@@ -222,6 +234,19 @@ func TestDeserializeCompiledModule(t *testing.T) {
 			expErr: "compilationcache: error reading func[1] executable offset: EOF",
 		},
 		{
+			name: "missing padding",
+			in: concat(
+				[]byte(magic),
+				[]byte{byte(len(testVersion))},
+				[]byte(testVersion),
+				u32.LeBytes(1), // number of functions.
+				u64.LeBytes(0), // offset.
+				u64.LeBytes(5), // size of the executable.
+				[]byte{1, 2, 3, 4, 5}, // machine code where the padding should be.
+			),
+			expErr: "compilationcache: error reading the padding before the executable: EOF",
+		},
+		{
 			name: "mmapping",
 			in: concat(
 				[]byte(magic),
@@ -234,6 +259,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(5), // offset.
 				// Executable.
 				u64.LeBytes(5), // size of the executable.
+				codePad(2), // zeros up to the code's aligned offset.
 				// Lack of machine code here.
 			),
 			expErr: "compilationcache: error reading executable (len=5): EOF",
@@ -248,6 +274,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),        // size.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5}, // machine code.
 				[]byte{1, 2, 3, 4},    // crc for machine code.
 			),
@@ -268,6 +295,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),        // size.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5}, // machine code.
 			),
 			expCompiledModule: &compiledModule{
@@ -287,6 +315,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
+				codePad(1), // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for machine code.
 			),

@@ -30,7 +30,8 @@ func Test_fileCacheKey_terminationCheck(t *testing.T) {
 		return
 	}
 	key := fileCacheKey(m)
-	require.Equal(t, keyWith(inlineTerminationCheck), key)
+	require.Equal(t, keyWith(inlineTerminationCheck, pageAlignedCode), key)
+	require.NotEqual(t, keyWith(inlineTerminationCheck), key) // code not aligned for mapping
 	require.NotEqual(t, keyWith(), key)
 	require.NotEqual(t, keyWith([]byte("inline-termination-check")), key)
 	require.NotEqual(t, keyWith([]byte("inline-termination-check+function-entries")), key)
