@@ -125,11 +125,12 @@ func (f fetcher) nextPage(resp *http.Response, asked string, read map[string]boo
 	if err != nil {
 		return "", &Error{Ref: f.s, Kind: ErrNoSignature, Detail: fmt.Sprintf("the referrers list's next page %q", target), Err: err}
 	}
-	base := resp.Request.URL
-	if base == nil {
-		if base, err = url.Parse(asked); err != nil {
-			return "", err
-		}
+	base, err := url.Parse(asked)
+	if err != nil {
+		return "", err
+	}
+	if resp.Request != nil && resp.Request.URL != nil {
+		base = resp.Request.URL
 	}
 	u = base.ResolveReference(u)
 	u.Fragment, u.RawFragment = "", ""
