@@ -1,16 +1,15 @@
 package oci
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
-	"context"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/fulcio/certificate"
@@ -66,7 +65,9 @@ type bundleRefusal struct {
 
 // verifyBundles looks for Sigstore bundles referring to pinned and
 // returns the signer of the first that p trusts, else why each was
-// refused (none: no bundle at all).
+// refused (none: no bundle at all). The referrers are read a page at a
+// time, and no further page once a bundle verifies or maxBundles were
+// looked at.
 func (c *Client) verifyBundles(ctx context.Context, pinned Reference, p Policy) (*Signer, []bundleRefusal, error) {
 	s := pinned.String()
 	rt, err := c.transport(ctx, pinned, transport.PullScope)
@@ -75,84 +76,73 @@ func (c *Client) verifyBundles(ctx context.Context, pinned Reference, p Policy) 
 	}
 	f := fetcher{ctx: ctx, rt: rt, ref: pinned, s: s}
 	digest := pinned.Digest()
-	refs, err := c.referrers(f, digest)
+	var signer *Signer
+	var refusals []bundleRefusal
+	seen := 0
+	err = c.referrers(f, digest, func(refs []referrer) (bool, error) {
+		for _, r := range refs {
+			// The artifactType a registry lists is the manifest's, or its
+			// config's media type when the registry reads that instead (the
+			// empty descriptor's, for a bundle): the manifest decides.
+			if r.ArtifactType != "" && r.ArtifactType != emptyMediaType && !strings.HasPrefix(r.ArtifactType, bundleMediaTypePrefix) || !validDigest(r.Digest) {
+				continue
+			}
+			if seen++; seen > maxBundles {
+				return true, nil
+			}
+			found, refusal, err := c.checkReferrer(f, r, digest, p)
+			switch {
+			case err != nil:
+				return true, err
+			case found != nil:
+				signer = found
+				return true, nil
+			case refusal != nil:
+				refusals = append(refusals, *refusal)
+			}
+		}
+		return false, nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	var refusals []bundleRefusal
-	seen := 0
-	for _, r := range refs {
-		// The artifactType a registry lists is the manifest's, or its
-		// config's media type when the registry reads that instead (the
-		// empty descriptor's, for a bundle): the manifest decides.
-		if r.ArtifactType != "" && r.ArtifactType != emptyMediaType && !strings.HasPrefix(r.ArtifactType, bundleMediaTypePrefix) || !validDigest(r.Digest) {
-			continue
-		}
-		if seen++; seen > maxBundles {
-			break
-		}
-		raw, _, _, err := f.manifest(r.Digest, r.Digest, c.opts.maxManifest())
-		if err != nil {
-			if err = c.wrap(ctx, s, err); errors.Is(err, ErrNotFound) {
-				continue // listed, since deleted
-			}
-			return nil, nil, err
-		}
-		var m bundleManifest
-		if json.Unmarshal(raw, &m) != nil || !strings.HasPrefix(m.ArtifactType, bundleMediaTypePrefix) || len(m.Layers) != 1 ||
-			!strings.HasPrefix(m.Layers[0].MediaType, bundleMediaTypePrefix) || !validDigest(m.Layers[0].Digest) {
-			continue // another kind of referrer
-		}
-		if m.Subject == nil || m.Subject.Digest != digest {
-			continue // listed under the wrong subject: not about this artifact
-		}
-		if m.Layers[0].Size > c.opts.maxManifest() {
-			return nil, nil, fail(s, ErrTooLarge, "a bundle of %d bytes, over the cap of %d", m.Layers[0].Size, c.opts.maxManifest())
-		}
-		b, err := f.blob(m.Layers[0])
-		if err != nil {
-			return nil, nil, c.wrap(ctx, s, err)
-		}
-		signer, refusal := verifyBundle(b, digest, p)
-		if signer != nil {
-			return signer, nil, nil
-		}
-		refusals = append(refusals, refusal)
+	if signer != nil {
+		return signer, nil, nil
 	}
 	return nil, refusals, nil
 }
 
-// referrers lists the manifests that refer to digest: the registry's
-// referrers API, else (a registry without it answers 404) the referrers
-// tag scheme's index; none when neither exists.
-func (c *Client) referrers(f fetcher, digest string) ([]referrer, error) {
-	resp, err := f.get(f.url("referrers", digest), ociIndex)
-	var raw []byte
-	if err == nil {
-		defer resp.Body.Close()
-		if raw, err = f.readCapped(resp.Body, c.opts.maxManifest(), "referrers index"); err != nil {
-			return nil, err
+// checkReferrer fetches one referrer and, when it is a bundle about
+// digest, verifies it against p: its signer, or why it was refused, or
+// neither for a referrer that is not such a bundle.
+func (c *Client) checkReferrer(f fetcher, r referrer, digest string, p Policy) (*Signer, *bundleRefusal, error) {
+	raw, _, _, err := f.manifest(r.Digest, r.Digest, c.opts.maxManifest())
+	if err != nil {
+		if err = c.wrap(f.ctx, f.s, err); errors.Is(err, ErrNotFound) {
+			return nil, nil, nil // listed, since deleted
 		}
-	} else {
-		var te *transport.Error
-		if !errors.As(err, &te) || (te.StatusCode != http.StatusNotFound && te.StatusCode != http.StatusBadRequest &&
-			te.StatusCode != http.StatusMethodNotAllowed && te.StatusCode != http.StatusNotImplemented) {
-			return nil, c.wrap(f.ctx, f.s, err)
-		}
-		tag := strings.Replace(digest, ":", "-", 1)
-		raw, _, _, err = f.manifest(tag, "", c.opts.maxManifest())
-		if err != nil {
-			if err = c.wrap(f.ctx, f.s, err); errors.Is(err, ErrNotFound) {
-				return nil, nil
-			}
-			return nil, err
-		}
+		return nil, nil, err
 	}
-	var idx referrersIndex
-	if err := json.Unmarshal(raw, &idx); err != nil {
-		return nil, &Error{Ref: f.s, Kind: ErrNoSignature, Detail: "the referrers index is not JSON", Err: err}
+	var m bundleManifest
+	if json.Unmarshal(raw, &m) != nil || !strings.HasPrefix(m.ArtifactType, bundleMediaTypePrefix) || len(m.Layers) != 1 ||
+		!strings.HasPrefix(m.Layers[0].MediaType, bundleMediaTypePrefix) || !validDigest(m.Layers[0].Digest) {
+		return nil, nil, nil // another kind of referrer
 	}
-	return idx.Manifests, nil
+	if m.Subject == nil || m.Subject.Digest != digest {
+		return nil, nil, nil // listed under the wrong subject: not about this artifact
+	}
+	if m.Layers[0].Size > c.opts.maxManifest() {
+		return nil, nil, fail(f.s, ErrTooLarge, "a bundle of %d bytes, over the cap of %d", m.Layers[0].Size, c.opts.maxManifest())
+	}
+	b, err := f.blob(m.Layers[0])
+	if err != nil {
+		return nil, nil, c.wrap(f.ctx, f.s, err)
+	}
+	signer, refusal := verifyBundle(b, digest, p)
+	if signer != nil {
+		return signer, nil, nil
+	}
+	return nil, &refusal, nil
 }
 
 // verifyBundle checks one bundle against p with sigstore-go: that it
