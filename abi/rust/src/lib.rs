@@ -280,13 +280,7 @@ impl Tool {
     }
     /// Adds an MCP icon object (`{"src": "https://…"}`).
     pub fn icon(mut self, icon: Value) -> Tool {
-        let icons = self
-            .spec
-            .entry("icons")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(a) = icons {
-            a.push(icon);
-        }
+        push_icon(&mut self.spec, icon);
         self
     }
     /// The tool's function: it decodes the arguments into `A` (a decoding
@@ -455,5 +449,16 @@ impl Module {
             }
             Err(e) => serde_json::to_vec(&e.to_response()).expect("error encodes"),
         }
+    }
+}
+
+/// Appends icon to the `icons` array of a manifest entry (a tool's, a
+/// resource's or a prompt's), creating the array on first use.
+pub(crate) fn push_icon(spec: &mut Map<String, Value>, icon: Value) {
+    let icons = spec
+        .entry("icons")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(a) = icons {
+        a.push(icon);
     }
 }

@@ -181,13 +181,7 @@ macro_rules! spec_setters {
             }
             /// Adds an MCP icon object (`{"src": "https://…"}`).
             pub fn icon(mut self, icon: Value) -> $t {
-                let icons = self
-                    .spec
-                    .entry("icons")
-                    .or_insert_with(|| Value::Array(Vec::new()));
-                if let Value::Array(a) = icons {
-                    a.push(icon);
-                }
+                crate::push_icon(&mut self.spec, icon);
                 self
             }
             /// The manifest entry.
@@ -749,5 +743,27 @@ mod tests {
                 ("b".to_string(), "y".to_string())
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod icon_tests {
+    use super::Resource;
+    use crate::push_icon;
+    use serde_json::{json, Map};
+
+    // A resource's icons, like a tool's, accumulate in one array.
+    #[test]
+    fn icons_accumulate() {
+        let r = Resource::new("notes://todo", "todo")
+            .icon(json!({"src": "https://a/1.png"}))
+            .icon(json!({"src": "https://a/2.png"}));
+        assert_eq!(
+            r.to_json()["icons"],
+            json!([{"src": "https://a/1.png"}, {"src": "https://a/2.png"}])
+        );
+        let mut spec = Map::new();
+        push_icon(&mut spec, json!({"src": "https://a/3.png"}));
+        assert_eq!(spec["icons"], json!([{"src": "https://a/3.png"}]));
     }
 }
