@@ -154,6 +154,7 @@ func New(d *dispatcher.Dispatcher, reg *registry.Registry, opts Options) *Server
 	s.mcp.AddReceivingMiddleware(revisionShape)
 	s.addTasks() // outside revisionShape: it adds taskSupport to its tools/list
 	s.mcp.AddReceivingMiddleware(properErrors)
+	s.mcp.AddReceivingMiddleware(growStack) // outermost: before any of the others runs
 	s.sealer = mustSealer(opts.Input, opts.Logger)
 	s.SetTools(reg)
 	s.addPlanTool()
