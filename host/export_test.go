@@ -1,5 +1,7 @@
 package host
 
+import "context"
+
 // SweepIdle runs the idle sweeper once, now (it ticks on its own every
 // quarter of the idle timeout).
 func (r *Runtime) SweepIdle() { r.warm.Sweep() }
@@ -14,3 +16,9 @@ func (r *Runtime) CompileChildren() uint64 { return r.child.Started() }
 // ReleaseCodePages lets the module's code pages go now, as the memory
 // pool's idle sweep does (releaseCodePages).
 func (m *Module) ReleaseCodePages() { m.releaseCodePages() }
+
+// CompileOnDemand compiles m as a call that found its code absent does.
+func (m *Module) CompileOnDemand(ctx context.Context) error {
+	_, err := m.compileOnDemand(ctx)
+	return err
+}

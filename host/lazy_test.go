@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,68 @@ func TestWarmUpCompilesListedModules(t *testing.T) {
 				t.Fatalf("after the warm-up: %+v; want both listed from the cache and %d compiled", s, tc.want)
 			}
 		})
+	}
+}
+
+// A compile on demand that the runtime's closing stops is not a failure
+// of the module: it says so at debug level, without the warning a real
+// failure gets, so stopping a server during a lazy start logs no
+// warnings.
+func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
+	cache, path := describedOnce(t, "echo")
+	for name, stop := range map[string]bool{"stopped": true, "failed": false} {
+		t.Run(name, func(t *testing.T) {
+			var logs strings.Builder
+			rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true,
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			m, err := rt.LoadFile(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if stop {
+				// The compiled code gone too, so the compile has work to stop.
+				dropCompiledCode(t, cache)
+				cancel()
+			} else {
+				defer cancel()
+				// A real failure: the file no longer holds the bytes it was listed with.
+				if err := os.WriteFile(path+".tmp", []byte("\x00asm\x01\x00\x00\x00"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				orig, _ := os.ReadFile(path)
+				t.Cleanup(func() { _ = os.WriteFile(path, orig, 0o600) })
+				if err := os.Rename(path+".tmp", path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := m.CompileOnDemand(ctx); err == nil {
+				t.Fatal("compile succeeded; want it stopped or failed")
+			}
+			warned := strings.Contains(logs.String(), "level=WARN")
+			if stop && (warned || !strings.Contains(logs.String(), "runtime is closing")) {
+				t.Fatalf("stopped compile logged:\n%s\nwant a debug line and no warning", logs.String())
+			}
+			if !stop && !strings.Contains(logs.String(), "level=WARN msg=\"compiling a module on demand failed\"") {
+				t.Fatalf("failed compile logged:\n%s\nwant the warning", logs.String())
+			}
+		})
+	}
+}
+
+// dropCompiledCode removes everything in the cache folder but the
+// describe cache.
+func dropCompiledCode(t *testing.T, cache string) {
+	t.Helper()
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "describe-") {
+			if err := os.RemoveAll(filepath.Join(cache, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
