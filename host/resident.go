@@ -57,15 +57,15 @@ func (m *Module) compileOnDemand(ctx context.Context) (wazero.CompiledModule, er
 	if m.Unverified() && err != nil {
 		err = claimVerdict(ctx, m, err)
 	}
-	if err != nil && ctx.Err() != nil {
-		// ctx is the resident set's lifetime: it ends when the runtime
-		// closes, so this compile was stopped by the shutdown, not failed.
-		// A warning here would greet every stop during a lazy start.
-		m.rt.logger.Debug("compiling a module on demand stopped: the runtime is closing", "file", m.Path, "err", err)
-		return nil, err
-	}
 	if err != nil {
-		m.rt.logger.Warn("compiling a module on demand failed", "file", m.Path, "err", err)
+		if ctx.Err() != nil {
+			// ctx is the resident set's lifetime: it ends when the runtime
+			// closes, so this compile was stopped by the shutdown, not failed.
+			// A warning here would greet every stop during a lazy start.
+			m.rt.logger.Debug("compiling a module on demand stopped: the runtime is closing", "file", m.Path, "err", err)
+		} else {
+			m.rt.logger.Warn("compiling a module on demand failed", "file", m.Path, "err", err)
+		}
 		return nil, err
 	}
 	m.rt.logger.Info("module compiled on demand", "file", m.Path, "took", time.Since(start))

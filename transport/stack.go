@@ -6,15 +6,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// guestStack is what a request that runs a guest is given at once: the
-// SDK starts a new goroutine for every request, on the runtime's smallest
-// stack, and a tools/call through the dispatcher, validation, the host and
-// wazero needs between 16 and 32 KiB of it. Grown on demand that is four
-// doublings, each copying the whole stack so far and walking every frame's
-// tables: 8% of a reused call's CPU in process (docs/BENCHMARKS.md, "A
-// request's stack grown once"), and it evicts enough of the cache that the
-// guest's own code runs slower after it. One doubling at the top, while the
-// stack is still shallow, costs a fraction of that.
+// guestStack is the frame that makes a request that runs a guest get its
+// whole stack at once: the SDK starts a new goroutine for every request,
+// on the runtime's smallest stack, and a tools/call through the
+// dispatcher, validation, the host and wazero needs between 16 and 32 KiB
+// of it. Grown on demand that is four doublings, each copying the whole
+// stack so far and walking every frame's tables: 8% of a reused call's CPU
+// in process (docs/BENCHMARKS.md, "Issue 26, session 10"), and it evicts
+// enough of the cache that the guest's own code runs slower after it. One
+// growth at the top, while the stack is still shallow, costs 1.5–3 µs.
 const guestStack = 16 << 10
 
 // runsGuest are the methods whose handling may run a guest.

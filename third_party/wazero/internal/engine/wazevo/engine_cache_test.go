@@ -37,7 +37,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u32.LeBytes(1),              // number of functions.
 				u64.LeBytes(0),              // offset.
 				u64.LeBytes(5),              // length of code.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for the code.
 				[]byte{0},                   // no source map.
@@ -56,7 +56,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u32.LeBytes(1),              // number of functions.
 				u64.LeBytes(0),              // offset.
 				u64.LeBytes(5),              // length of code.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for the code.
 				[]byte{0},                   // no source map.
@@ -79,7 +79,7 @@ func TestSerializeCompiledModule(t *testing.T) {
 				u64.LeBytes(5), // offset.
 				// Executable.
 				u64.LeBytes(8),                       // length of code.
-				codePad(2), // zeros up to the code's aligned offset.
+				codePad(2),                           // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5, 1, 2, 3},       // code.
 				crcf([]byte{1, 2, 3, 4, 5, 1, 2, 3}), // crc for the code.
 				[]byte{0},                            // no source map.
@@ -162,7 +162,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // machine code.
 				[]byte{0},                   // no source map.
@@ -188,11 +188,11 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(7), // offset.
 				// Executable.
 				u64.LeBytes(10),                             // size.
-				codePad(2), // zeros up to the code's aligned offset.
+				codePad(2),                                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), // crc for machine code.
-				[]byte{0},      // no source map.
-				u32.LeBytes(0), // empty catch clause table.
+				[]byte{0},                                   // no source map.
+				u32.LeBytes(0),                              // empty catch clause table.
 			),
 			importedFunctionCount: 1,
 			expCompiledModule: &compiledModule{
@@ -212,7 +212,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // machine code.
 				[]byte{0},                   // no source map.
@@ -239,9 +239,9 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				[]byte(magic),
 				[]byte{byte(len(testVersion))},
 				[]byte(testVersion),
-				u32.LeBytes(1), // number of functions.
-				u64.LeBytes(0), // offset.
-				u64.LeBytes(5), // size of the executable.
+				u32.LeBytes(1),        // number of functions.
+				u64.LeBytes(0),        // offset.
+				u64.LeBytes(5),        // size of the executable.
 				[]byte{1, 2, 3, 4, 5}, // machine code where the padding should be.
 			),
 			expErr: "compilationcache: error reading the padding before the executable: EOF",
@@ -259,7 +259,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(5), // offset.
 				// Executable.
 				u64.LeBytes(5), // size of the executable.
-				codePad(2), // zeros up to the code's aligned offset.
+				codePad(2),     // zeros up to the code's aligned offset.
 				// Lack of machine code here.
 			),
 			expErr: "compilationcache: error reading executable (len=5): EOF",
@@ -274,7 +274,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),        // size.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),            // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5}, // machine code.
 				[]byte{1, 2, 3, 4},    // crc for machine code.
 			),
@@ -295,7 +295,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),        // size.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),            // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5}, // machine code.
 			),
 			expCompiledModule: &compiledModule{
@@ -315,7 +315,7 @@ func TestDeserializeCompiledModule(t *testing.T) {
 				u64.LeBytes(0), // offset.
 				// Executable.
 				u64.LeBytes(5),              // size.
-				codePad(1), // zeros up to the code's aligned offset.
+				codePad(1),                  // zeros up to the code's aligned offset.
 				[]byte{1, 2, 3, 4, 5},       // machine code.
 				crcf([]byte{1, 2, 3, 4, 5}), // crc for machine code.
 			),
