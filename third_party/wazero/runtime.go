@@ -383,8 +383,13 @@ func (r *runtime) InstantiateModule(
 		mod.(*wasm.ModuleInstance).CodeCloser = code
 	}
 
-	// Now, invoke any start functions, failing at first error.
-	for _, fn := range config.startFunctions {
+	// Now, invoke any start functions, failing at first error. An instance restored from a
+	// snapshot already holds what they did (toolhost's patch).
+	startFunctions := config.startFunctions
+	if ctx.Value(expctxkeys.SnapshotRestoreKey{}) != nil {
+		startFunctions = nil
+	}
+	for _, fn := range startFunctions {
 		start := mod.ExportedFunction(fn)
 		if start == nil {
 			continue

@@ -260,6 +260,13 @@ type FSContext struct {
 // descriptors to file entries.
 type FileTable = descriptor.Table[int32, *FileEntry]
 
+// RangeFiles calls f for each open file descriptor and its entry, in
+// descriptor order, until f returns false (toolhost's patch: a snapshot
+// checks that the start functions left the descriptors as they were).
+func (c *FSContext) RangeFiles(f func(fd int32, e *FileEntry) bool) {
+	c.openedFiles.Range(f)
+}
+
 // LookupFile returns a file if it is in the table.
 func (c *FSContext) LookupFile(fd int32) (*FileEntry, bool) {
 	return c.openedFiles.Lookup(fd)

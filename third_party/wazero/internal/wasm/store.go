@@ -126,6 +126,10 @@ type (
 
 		// CloseNotifier is an experimental hook called once on close.
 		CloseNotifier experimental.CloseNotifier
+
+		// snapBase is set when the instance was made for a snapshot
+		// (toolhost's patch; see snapshot.go).
+		snapBase *snapshotBase
 	}
 
 	// DataInstance holds bytes corresponding to the data segment in a module.
@@ -400,16 +404,28 @@ func (s *Store) instantiate(
 	m.buildElementInstances(module.ElementSection)
 
 	// Now all the validation passes, we are safe to mutate memory instances (possibly imported ones).
-	if err = m.applyData(module.DataSection); err != nil {
+	// An instance restored from a snapshot gets the memory its start functions left instead
+	// (toolhost's patch; see snapshot.go).
+	restore, _ := ctx.Value(expctxkeys.SnapshotRestoreKey{}).(*InstanceSnapshot)
+	if restore != nil {
+		if err = m.restoreSnapshot(restore); err != nil {
+			return nil, fmt.Errorf("restoring a snapshot: %w", err)
+		}
+	} else if err = m.applyData(module.DataSection); err != nil {
 		return nil, err
 	}
 
+	// The tables are rebuilt from the module even for a restore: Take refuses an instance whose
+	// start functions changed them.
 	m.applyElements(module.ElementSection)
+	if restore == nil && ctx.Value(expctxkeys.SnapshotPrepareKey{}) != nil {
+		m.prepareSnapshot()
+	}
 
 	m.Engine.DoneInstantiation()
 
-	// Execute the start function.
-	if module.StartSection != nil {
+	// Execute the start function, unless the snapshot holds what it did.
+	if module.StartSection != nil && restore == nil {
 		funcIdx := *module.StartSection
 		ce := m.Engine.NewFunction(funcIdx)
 		_, err = ce.Call(ctx)
