@@ -121,6 +121,12 @@ func TestCallWAT(t *testing.T) {
 // then that the runtime still serves.
 func TestCallMisbehave(t *testing.T) {
 	_, mb, _ := sharedRuntime(t)
+	callMisbehave(t, mb)
+}
+
+// callMisbehave is TestCallMisbehave's cases on mb, the misbehave module
+// however its runtime was configured.
+func callMisbehave(t *testing.T, mb *host.Module) {
 	cases := []struct {
 		name, tool, args string
 		lim              host.Limits

@@ -22,3 +22,11 @@ func (m *Module) CompileOnDemand(ctx context.Context) error {
 	_, err := m.compileOnDemand(ctx)
 	return err
 }
+
+// Idle lets go of what an idle module holds besides its pooled memory, as
+// the memory pool's idle sweep does (idle).
+func (m *Module) Idle() { m.idle() }
+
+// HoldsSnapshot says whether m holds a snapshot of its state after
+// _initialize (Config.Snapshot).
+func (m *Module) HoldsSnapshot() bool { return m.snap != nil && m.snap.cur.Load() != nil }

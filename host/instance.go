@@ -57,18 +57,8 @@ var baseConfig = wazero.NewModuleConfig().
 // lim.MemoryBytes (a zeroed buffer from the module's pool; see membuf.Pool)
 // and whose sleeps end when ctx does.
 func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*instance, error) {
-	if m.minBytes > lim.MemoryBytes {
-		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
-	}
-	compiled, err := m.acquireCode(ctx)
+	mod, err := m.newModule(ctx, lim, baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out))
 	if err != nil {
-		return nil, err
-	}
-	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(out).WithStderr(out)
-	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
-	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
-	if err != nil {
-		m.releaseCode()
 		return nil, err
 	}
 	return &instance{mod: mod, m: m}, nil
@@ -78,6 +68,18 @@ func (m *Module) instantiate(ctx context.Context, lim Limits, out io.Writer) (*i
 // sleeps and output follow st, which each call binds to itself, since the
 // instance outlives the call it was made in.
 func (m *Module) instantiateWarm(ctx context.Context, lim Limits, st *callState) (*instance, error) {
+	mod, err := m.newModule(ctx, lim, baseConfig.WithNanosleep(st.sleep).WithStdout(st).WithStderr(st))
+	if err != nil {
+		return nil, err
+	}
+	return &instance{mod: mod, m: m, st: st}, nil
+}
+
+// newModule instantiates the module's code with cfg, its memory from the
+// module's pool capped at lim.MemoryBytes: from the module's snapshot when
+// the operator asked for one (snapshot.go), else by running _initialize.
+// The code stays acquired until the instance is closed.
+func (m *Module) newModule(ctx context.Context, lim Limits, cfg wazero.ModuleConfig) (api.Module, error) {
 	if m.minBytes > lim.MemoryBytes {
 		return nil, fmt.Errorf("module needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, lim.MemoryBytes)
 	}
@@ -85,14 +87,19 @@ func (m *Module) instantiateWarm(ctx context.Context, lim Limits, st *callState)
 	if err != nil {
 		return nil, err
 	}
-	cfg := baseConfig.WithNanosleep(st.sleep).WithStdout(st).WithStderr(st)
 	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
-	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	if m.snap != nil {
+		actx, err = m.snap.restoring(ctx, actx, m, compiled, lim)
+	}
+	var mod api.Module
+	if err == nil {
+		mod, err = m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	}
 	if err != nil {
 		m.releaseCode()
 		return nil, err
 	}
-	return &instance{mod: mod, m: m, st: st}, nil
+	return mod, nil
 }
 
 // callState is the call a warm instance is serving: its sleeps end with

@@ -54,7 +54,7 @@ func TestLoadMisbehaveManifest(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"sleep", "spin", "panic", "gopanic", "exit", "trap", "recurse", "grow",
-		"flaky", "nonce", "chatty", "huge", "now", "state", "echo", "fail"} {
+		"flaky", "nonce", "rand", "chatty", "huge", "now", "state", "echo", "fail"} {
 		if !names[want] {
 			t.Errorf("misbehave declares no tool %q", want)
 		}

@@ -40,9 +40,10 @@ type Module struct {
 	egress   bool   // imports toolhost_v1.http_request
 	hasInit  bool   // exports _initialize
 
-	code *resident.Code // compiled code: maybe not yet, or released (resident.go)
-	mem  *membuf.Pool   // linear memory for its instances
-	warm warm.ModState  // its warm instances' shared state; guarded by rt.warm
+	code *resident.Code  // compiled code: maybe not yet, or released (resident.go)
+	mem  *membuf.Pool    // linear memory for its instances
+	snap *moduleSnapshot // nil unless Config.Snapshot names the module
+	warm warm.ModState   // its warm instances' shared state; guarded by rt.warm
 
 	// ext marks an Extism plugin (extism.go); nil for a toolhost ABI module.
 	ext *extismPlugin
@@ -309,7 +310,7 @@ func (m *Module) atLoad(ctx context.Context, more func(context.Context, *instanc
 		// called must not keep megabytes for a call that may not come,
 		// nor the code this instance ran.
 		m.mem.Drop()
-		m.releaseCodePages()
+		m.idle()
 	}()
 	// New instances' memory is sized from what this one needed to start,
 	// measured once here rather than grown page by page in every call.

@@ -32,7 +32,17 @@ func (m *Module) releaseCode() { m.code.Release() }
 // newCode gives m its code: compiled (nil: compiled on its first call).
 func (m *Module) newCode(compiled wazero.CompiledModule) {
 	m.code = m.rt.residents.Code(compiled, m.compileOnDemand)
-	m.mem.OnIdle(m.releaseCodePages)
+	if m.rt.cfg.Snapshot[moduleName(m.Path)] {
+		m.snap = &moduleSnapshot{}
+	}
+	m.mem.OnIdle(m.idle)
+}
+
+// idle lets go of what a module idle past the memory pool's idle time
+// holds besides its pooled memory: its code pages and its snapshot.
+func (m *Module) idle() {
+	m.releaseCodePages()
+	m.snap.drop()
 }
 
 // releaseCodePages lets the module's machine code leave the process's

@@ -82,6 +82,13 @@ type Config struct {
 	// get_keyring_secret reads), by module file name, then the entry's
 	// service, then its user; a plugin without an entry reads none.
 	ExtismKeyring map[string]map[string]map[string]string
+	// Snapshot names the modules, by file name, whose instances start from
+	// a snapshot of their state after _initialize instead of running it
+	// (see moduleSnapshot): a fresh Go call then costs a fraction, and
+	// every instance starts with the same randomness, so a Go guest's
+	// math/rand and map seeds repeat from call to call. Only for modules
+	// known not to depend on them.
+	Snapshot map[string]bool
 	// Reuse configures warm instances for the tools that allow them (see
 	// Reuse); the zero value is reuse on, within the default bounds.
 	Reuse Reuse

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -133,6 +134,8 @@ func init() {
 			}
 			return hex.EncodeToString(b[:]), nil
 		})
+	guest.Register("rand", guest.Options{Description: "a number from math/rand/v2, whose seed the Go runtime draws at start"},
+		func(none) (uint64, error) { return mrand.Uint64(), nil })
 	guest.Register("chatty", guest.Options{Description: "writes stdout bytes to stdout and stderr bytes to stderr"},
 		func(a chattyArgs) (string, error) {
 			os.Stdout.WriteString(strings.Repeat("o", a.Stdout))

@@ -1,0 +1,101 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/toolhost/toolhost/imports/toolhostv1"
+	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental/snapshot"
+)
+
+// moduleSnapshot starts a module's instances from a copy of its state
+// after _initialize, for a module the operator named in Config.Snapshot,
+// so that they do not run _initialize: most of a fresh Go call's cost
+// (docs/BENCHMARKS.md). It is off by default because every instance then
+// starts with the randomness _initialize drew: a Go guest's math/rand
+// sequence, map seeds and hash seeds repeat from call to call
+// (docs/RATIONALE.md). crypto/rand still reads the host's randomness.
+//
+// The snapshot is made in an instance of its own that never serves a
+// call: _initialize runs there as at load, egress refused and output
+// dropped, so no call's arguments, output or responses can be in it. It is
+// made when an instance is first needed, and dropped when the module
+// falls idle (and after load), so an idle module holds none of it.
+type moduleSnapshot struct {
+	cur     atomic.Pointer[snapshot.Snapshot]
+	making  atomic.Bool // an instance is making cur
+	refused atomic.Bool // the module cannot be restored faithfully: never again
+	told    atomic.Bool // the first snapshot was logged at info
+}
+
+// restoring returns actx, the context a new instance is instantiated
+// with, set to restore the snapshot: made first if there is none and no
+// other instance is making it. It returns actx unchanged (the instance
+// runs _initialize) when the module cannot have one, when another instance
+// is making it, or when the snapshot's memory is over lim.
+func (s *moduleSnapshot) restoring(ctx, actx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) (context.Context, error) {
+	snap := s.cur.Load()
+	if snap == nil {
+		if s.refused.Load() || !s.making.CompareAndSwap(false, true) {
+			return actx, nil
+		}
+		snap = s.make(ctx, m, compiled)
+		s.making.Store(false)
+		if snap == nil {
+			return actx, nil
+		}
+	}
+	if uint64(snap.MemoryPages())*wasmPage > lim.MemoryBytes {
+		// A tool given less memory than the module had after _initialize
+		// starts as it would without a snapshot, and fails there if it
+		// must.
+		return actx, nil
+	}
+	return snapshot.Restore(actx, snap), nil
+}
+
+// wasmPage is WebAssembly's page size.
+const wasmPage = 65536
+
+// make runs _initialize in an instance that serves no call and takes the
+// snapshot from it. A failure there returns nil: the caller's instance
+// then runs _initialize itself and reports the failure with the guest's
+// output, which this instance drops.
+func (s *moduleSnapshot) make(ctx context.Context, m *Module, compiled wazero.CompiledModule) *snapshot.Snapshot {
+	ctx = toolhostv1.WithCall(ctx, toolhostv1.Loading(moduleName(m.Path)))
+	lim := m.rt.cfg.Limits
+	actx := snapshot.Prepare(experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes)))
+	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(discard{}).WithStderr(discard{})
+	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = mod.Close(context.Background()) }()
+	snap, err := snapshot.Take(mod)
+	if err != nil {
+		s.refused.Store(true)
+		m.rt.logger.Warn("this module's instances cannot start from a snapshot, so each runs _initialize",
+			"module", m.Path, "err", err)
+		return nil
+	}
+	// The first says the operator's option took effect; the ones after
+	// each idle spell say nothing new.
+	level := slog.LevelDebug
+	if s.told.CompareAndSwap(false, true) {
+		level = slog.LevelInfo
+	}
+	m.rt.logger.Log(ctx, level, "took a snapshot of a module after _initialize: its instances start from it",
+		"module", m.Path, "memory_bytes", snap.MemoryBytes(), "memory_pages", snap.MemoryPages())
+	s.cur.Store(snap)
+	return snap
+}
+
+// drop lets go of the snapshot; the next instance makes it again.
+func (s *moduleSnapshot) drop() {
+	if s != nil {
+		s.cur.Store(nil)
+	}
+}
