@@ -79,7 +79,7 @@ func (o *Operator) HostConfig(cacheDir string, logger *slog.Logger, compile host
 	return host.Config{CacheDir: cacheDir, Logger: logger, Limits: o.conf.HostLimits(),
 		Egress: toolhostv1.Egress{Grants: o.conf.EgressGrants(), Governor: o.gov}, Compile: compile,
 		Reuse: o.conf.HostReuse(), ExtismConfig: o.conf.ExtismConfig(),
-		ExtismKeyring: o.conf.ExtismKeyring()}
+		ExtismKeyring: o.conf.ExtismKeyring(), Snapshot: o.conf.ModuleSnapshot()}
 }
 
 // DispatcherConfig is the dispatcher the operator's config asks for, with

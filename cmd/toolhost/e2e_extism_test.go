@@ -46,6 +46,9 @@ hosts = ["%s"]
 schemes = ["http"]
 allow_networks = ["127.0.0.0/8"]
 
+[modules."ext.wasm"]
+snapshot = true
+
 [modules."ext.wasm".extism_config]
 greeting = "hej"
 
@@ -200,6 +203,11 @@ memory = "32MiB"
 	}
 	if lr2, err := cs.ListTools(ctx, nil); err != nil || len(lr2.Tools) != len(lr.Tools) {
 		t.Errorf("tools/list after notify_tool_list_changed: %d tools, %v; want the %d read at load", len(lr2.Tools), err, len(lr.Tools))
+	}
+	// ext.wasm's calls above started from its snapshot ([modules."ext.wasm"]
+	// snapshot = true): the server said so, and never that it could not.
+	if log := srv.stderr.String(); !strings.Contains(log, "its instances start from it") || strings.Contains(log, "cannot start from a snapshot") {
+		t.Errorf("server log has no snapshot of ext.wasm, or a refusal:\n%s", log)
 	}
 
 	// Notifications are handled on the client's own goroutines: wait for

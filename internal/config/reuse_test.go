@@ -62,3 +62,27 @@ func TestRuntimeErrors(t *testing.T) {
 	wantLineError(t, "[runtime]\nlazy = 1\n", 2, "must be true or false")
 	wantLineError(t, "[runtime]\nwarmup = true\n", 2, `unknown key "warmup" in [runtime]`)
 }
+
+// TestSnapshotDocExample keeps the snapshot example of docs/CONFIG.md
+// valid and saying what its comment says.
+func TestSnapshotDocExample(t *testing.T) {
+	blocks := configDocExamples(t, "snapshot")
+	if len(blocks) != 1 {
+		t.Fatalf("found %d snapshot examples in docs/CONFIG.md, want 1", len(blocks))
+	}
+	c, err := Parse("CONFIG.md", blocks[0][1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.ModuleSnapshot(); len(m) != 1 || !m["search.wasm"] {
+		t.Errorf("ModuleSnapshot = %v, want search.wasm", m)
+	}
+	c, err = Parse("off.toml", []byte("[modules.\"a.wasm\"]\nsnapshot = false\n[modules.\"b.wasm\"]\nprefix = \"b_\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := c.ModuleSnapshot(); m != nil {
+		t.Errorf("ModuleSnapshot = %v, want none", m)
+	}
+	wantLineError(t, "[modules.\"m.wasm\"]\nsnapshot = \"yes\"\n", 2, "must be true or false")
+}

@@ -32,6 +32,11 @@ type Module struct {
 	// Reuse (reuse) false keeps every tool of the module in fresh
 	// instances; a tool's own reuse key wins over it (see reuse.go).
 	Reuse *bool
+	// Snapshot (snapshot) true starts the module's instances from a
+	// snapshot of its state after _initialize instead of running it
+	// (host.Config.Snapshot): cheaper fresh calls, the same randomness in
+	// every instance. Read at start; a reload does not change it.
+	Snapshot bool
 	// ExtismConfig ([modules."MODULE.wasm".extism_config]) is an Extism
 	// plugin's config, what its config_get reads: string values, or
 	// secrets by reference ({env = "NAME"}, {file = "PATH"}).
@@ -63,6 +68,25 @@ func (c *Config) ExtismConfig() map[string]map[string]string {
 			kv[k] = s.Value()
 		}
 		out[name] = kv
+	}
+	return out
+}
+
+// ModuleSnapshot returns the modules, by file name, whose
+// [modules."MODULE.wasm"] section says snapshot = true, for
+// host.Config.Snapshot. A nil Config returns nil.
+func (c *Config) ModuleSnapshot() map[string]bool {
+	if c == nil {
+		return nil
+	}
+	var out map[string]bool
+	for name, m := range c.Modules {
+		if m.Snapshot {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
 	}
 	return out
 }
@@ -168,6 +192,11 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 				m.Prefix = s
 			}
 		}}, field{"reuse", func(path []string, x any) { p.flag(path, x, &m.Reuse) }},
+			field{"snapshot", func(path []string, x any) {
+				var on *bool
+				p.flag(path, x, &on)
+				m.Snapshot = on != nil && *on
+			}},
 			field{"extism_config", func(path []string, x any) {
 				kv := p.table(path, x, "["+keyString(path)+"]")
 				for _, key := range slices.Sorted(maps.Keys(kv)) {
