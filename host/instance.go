@@ -89,12 +89,9 @@ func (m *Module) newModule(ctx context.Context, lim Limits, cfg wazero.ModuleCon
 	}
 	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
 	if m.snap != nil {
-		actx, err = m.snap.restoring(ctx, actx, m, compiled, lim)
+		actx = m.snap.restoring(ctx, actx, m, compiled, lim)
 	}
-	var mod api.Module
-	if err == nil {
-		mod, err = m.rt.rt.InstantiateModule(actx, compiled, cfg)
-	}
+	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
 	if err != nil {
 		m.releaseCode()
 		return nil, err

@@ -36,37 +36,37 @@ type moduleSnapshot struct {
 // other instance is making it. It returns actx unchanged (the instance
 // runs _initialize) when the module cannot have one, when another instance
 // is making it, or when the snapshot's memory is over lim.
-func (s *moduleSnapshot) restoring(ctx, actx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) (context.Context, error) {
+func (s *moduleSnapshot) restoring(ctx, actx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) context.Context {
 	snap := s.cur.Load()
 	if snap == nil {
 		if s.refused.Load() || !s.making.CompareAndSwap(false, true) {
-			return actx, nil
+			return actx
 		}
-		snap = s.make(ctx, m, compiled)
+		snap = s.make(ctx, m, compiled, lim)
 		s.making.Store(false)
 		if snap == nil {
-			return actx, nil
+			return actx
 		}
 	}
 	if uint64(snap.MemoryPages())*wasmPage > lim.MemoryBytes {
 		// A tool given less memory than the module had after _initialize
 		// starts as it would without a snapshot, and fails there if it
 		// must.
-		return actx, nil
+		return actx
 	}
-	return snapshot.Restore(actx, snap), nil
+	return snapshot.Restore(actx, snap)
 }
 
 // wasmPage is WebAssembly's page size.
 const wasmPage = 65536
 
-// make runs _initialize in an instance that serves no call and takes the
-// snapshot from it. A failure there returns nil: the caller's instance
-// then runs _initialize itself and reports the failure with the guest's
-// output, which this instance drops.
-func (s *moduleSnapshot) make(ctx context.Context, m *Module, compiled wazero.CompiledModule) *snapshot.Snapshot {
+// make runs _initialize in an instance that serves no call, with the
+// memory limit of the instance it is made for (so that instance can hold
+// it), and takes the snapshot from it. A failure there returns nil: the
+// caller's instance then runs _initialize itself and reports the failure
+// with the guest's output, which this instance drops.
+func (s *moduleSnapshot) make(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) *snapshot.Snapshot {
 	ctx = toolhostv1.WithCall(ctx, toolhostv1.Loading(moduleName(m.Path)))
-	lim := m.rt.cfg.Limits
 	actx := snapshot.Prepare(experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes)))
 	cfg := baseConfig.WithNanosleep(sleeper(ctx)).WithStdout(discard{}).WithStderr(discard{})
 	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
