@@ -44,7 +44,7 @@ func main() {
 func run() error {
 	bin := flag.String("toolhost", "bin/toolhost", "the toolhost binary")
 	wasm := flag.String("module", "plugins/text.wasm", "the module serving text.count")
-	arms := flag.String("arms", "fresh", `comma-separated toolhost arms: "fresh" (serve --reuse=never) or "reuse" (serve --reuse=auto: text.count declares reuse)`)
+	arms := flag.String("arms", "fresh", `comma-separated toolhost arms: "fresh" (serve --reuse=never), "snapshot" (fresh, with [modules."M.wasm"] snapshot = true) or "reuse" (serve --reuse=auto: text.count declares reuse)`)
 	levels := flag.String("c", "1,8,32", "comma-separated concurrency levels")
 	dur := flag.Duration("d", 3*time.Second, "how long each arm runs per round")
 	rounds := flag.Int("rounds", 3, "interleaved rounds per concurrency")
@@ -88,8 +88,15 @@ func run() error {
 			args = append(args, "--reuse=never")
 		case "reuse":
 			args = append(args, "--reuse=auto")
+		case "snapshot":
+			conf, err := snapshotConfig(plugins, filepath.Base(*wasm))
+			if err != nil {
+				return err
+			}
+			defer os.Remove(conf)
+			args = append(args, "--reuse=never", "--config", conf)
 		default:
-			return fmt.Errorf("unknown arm %q (want fresh or reuse)", arm)
+			return fmt.Errorf("unknown arm %q (want fresh, snapshot or reuse)", arm)
 		}
 		s, err := proc.StartToolhost(arm, *bin, args)
 		if err != nil {
@@ -128,6 +135,13 @@ func run() error {
 	fmt.Printf("load after:  %s", loadavg())
 	res.print(os.Stdout, servers, cs)
 	return nil
+}
+
+// snapshotConfig writes, beside the plugins folder dir, a config that
+// starts module's instances from its snapshot, and returns its path.
+func snapshotConfig(dir, module string) (string, error) {
+	path := dir + "-snapshot.toml"
+	return path, os.WriteFile(path, fmt.Appendf(nil, "[modules.%q]\nsnapshot = true\n", module), 0o644)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
