@@ -234,8 +234,13 @@ abi-bundle:
 # packages. Stripping the symbol table too (-s, as make dist does) would
 # give 27,418,889; not done, because the budget has always measured this
 # build and perf's symbols come from that table.
+# 759 -> 760 for snapshots after _initialize (issue 26 target 2, session
+# 11): the fork's experimental/snapshot, a package of its own because
+# experimental is imported by internal/wasm (a cycle otherwise), +27 KB
+# with host/snapshot.go (30,642,148 -> 30,669,345 bytes, within the size
+# budget).
 SIZE_BUDGET := 30700000
-PKG_BUDGET  := 759
+PKG_BUDGET  := 760
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \
 	if [ -n "$$bad" ]; then echo "cmd/toolhost must not depend on plotting packages:"; echo "$$bad"; exit 1; fi
