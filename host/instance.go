@@ -12,7 +12,6 @@ import (
 	"github.com/toolhost/toolhost/imports/extism"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/api"
-	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 	"github.com/toolhost/toolhost/third_party/wazero/sys"
 )
 
@@ -87,11 +86,7 @@ func (m *Module) newModule(ctx context.Context, lim Limits, cfg wazero.ModuleCon
 	if err != nil {
 		return nil, err
 	}
-	actx := experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
-	if m.snap != nil {
-		actx = m.snap.restoring(ctx, actx, m, compiled, lim)
-	}
-	mod, err := m.rt.rt.InstantiateModule(actx, compiled, cfg)
+	mod, err := m.rt.rt.InstantiateModule(m.snap.instantiating(ctx, m, compiled, lim), compiled, cfg)
 	if err != nil {
 		m.releaseCode()
 		return nil, err

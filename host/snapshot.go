@@ -31,30 +31,47 @@ type moduleSnapshot struct {
 	told    atomic.Bool // the first snapshot was logged at info
 }
 
-// restoring returns actx, the context a new instance is instantiated
-// with, set to restore the snapshot: made first if there is none and no
-// other instance is making it. It returns actx unchanged (the instance
-// runs _initialize) when the module cannot have one, when another instance
-// is making it, or when the snapshot's memory is over lim.
-func (s *moduleSnapshot) restoring(ctx, actx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) context.Context {
+// instantiating returns the context a new instance of m, capped at
+// lim.MemoryBytes, is instantiated with: its memory from the module's pool
+// and, for a module with a snapshot, the snapshot to restore, made first if
+// there is none and no other instance is making it. The instance runs
+// _initialize instead when the module has no snapshot or cannot have one,
+// when another instance is making it, or when the snapshot's memory is
+// over lim.
+func (s *moduleSnapshot) instantiating(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) context.Context {
+	if snap := s.restorable(ctx, m, compiled, lim); snap != nil {
+		// The restore writes all of the snapshot's memory, zeros included,
+		// so the pool clears only what lies past it.
+		image := uint64(snap.MemoryPages()) * wasmPage
+		return snapshot.RestoreOver(experimental.WithMemoryAllocator(ctx, m.mem.AllocatorOver(lim.MemoryBytes, image)), snap)
+	}
+	return experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
+}
+
+// restorable returns the snapshot a new instance capped at lim starts
+// from, or nil (see instantiating). s may be nil: the module has none.
+func (s *moduleSnapshot) restorable(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) *snapshot.Snapshot {
+	if s == nil {
+		return nil
+	}
 	snap := s.cur.Load()
 	if snap == nil {
 		if s.refused.Load() || !s.making.CompareAndSwap(false, true) {
-			return actx
+			return nil
 		}
 		snap = s.make(ctx, m, compiled, lim)
 		s.making.Store(false)
 		if snap == nil {
-			return actx
+			return nil
 		}
 	}
 	if uint64(snap.MemoryPages())*wasmPage > lim.MemoryBytes {
 		// A tool given less memory than the module had after _initialize
 		// starts as it would without a snapshot, and fails there if it
 		// must.
-		return actx
+		return nil
 	}
-	return snapshot.Restore(actx, snap)
+	return snap
 }
 
 // wasmPage is WebAssembly's page size.

@@ -30,7 +30,8 @@ import (
 // called.
 //
 // The one rule that keeps one call's data out of another's: a buffer
-// handed out is zero over its whole capacity. An instance can only ever
+// handed out is zero over its whole capacity (but for the bytes a restore
+// from a snapshot writes before any guest code runs: AllocatorOver). An instance can only ever
 // see bytes below the length its memory reached; Free pools the buffer
 // with that length, and the next allocator clears exactly those bytes
 // before an instance gets it. Clearing when the buffer is taken, not when
@@ -81,11 +82,24 @@ func (p *Pool) SizeFrom(bytes uint64) {
 // Allocator returns the memory allocator for one instance, capped at
 // limit bytes.
 func (p *Pool) Allocator(limit uint64) experimental.MemoryAllocator {
+	return p.AllocatorOver(limit, 0)
+}
+
+// AllocatorOver is Allocator for an instance restored from a snapshot of
+// image bytes of memory that writes every byte of them before any guest
+// code runs (the wazero fork's snapshot.RestoreOver): a pooled buffer is
+// cleared only past image, since clearing what the restore overwrites
+// would write those bytes twice. Until then the buffer's first bytes may
+// hold a previous instance's; Free pools it with a length that covers
+// them, so that an instance that failed before the restore wrote them
+// cannot pass them on.
+func (p *Pool) AllocatorOver(limit, image uint64) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
 		if b := p.take(); b != nil {
-			clear(b)
-			c.buf = b[:0]
+			keep := min(uint64(len(b)), image)
+			clear(b[keep:])
+			c.buf, c.dirty = b[:0], keep
 			return c
 		}
 		// Before load has measured the module: room for twice its declared
@@ -162,6 +176,10 @@ type cappedMemory struct {
 	buf   []byte
 	limit uint64
 	pool  *Pool // nil: not pooled
+	// dirty is how many of buf's first bytes may be non-zero before the
+	// instance wrote any (AllocatorOver); past it, and past len(buf), the
+	// capacity is zero.
+	dirty uint64
 }
 
 func (c *cappedMemory) Reallocate(size uint64) []byte {
@@ -171,7 +189,8 @@ func (c *cappedMemory) Reallocate(size uint64) []byte {
 	if size <= uint64(cap(c.buf)) {
 		// The capacity is zero (fresh from make, or cleared by the
 		// allocator when taken from the pool) and memory never shrinks, so
-		// the bytes exposed here have never been written.
+		// the bytes exposed here have never been written, but for the
+		// first dirty ones, which a restore writes before the guest runs.
 		c.buf = c.buf[:size]
 		return c.buf
 	}
@@ -188,7 +207,7 @@ func (c *cappedMemory) Reallocate(size uint64) []byte {
 // when the instance is closed and no guest code can run in it any more.
 func (c *cappedMemory) Free() {
 	if c.pool != nil && c.buf != nil {
-		c.pool.put(c.buf)
+		c.pool.put(c.buf[:max(uint64(len(c.buf)), c.dirty)])
 	}
 	c.buf = nil
 }

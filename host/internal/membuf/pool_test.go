@@ -70,3 +70,51 @@ func TestMemPoolFreeLeavesTheClearToTheNextInstance(t *testing.T) {
 	}
 	t.Skip("the pool dropped the buffer (race mode); the clear was not exercised")
 }
+
+// TestMemPoolOverLeavesOnlyTheImage: a buffer for a restore (AllocatorOver)
+// is cleared past the image only, and however the instance ends, even
+// before the restore wrote the image, the next allocator (of either kind)
+// clears every byte it may have left.
+func TestMemPoolOverLeavesOnlyTheImage(t *testing.T) {
+	const page, image = 65536, 3 * 65536
+	p := &Pool{}
+	p.SizeFrom(8 * page)
+	fill := func(used uint64) {
+		mem := p.Allocator(64<<20).Allocate(page, 64<<20)
+		b := mem.Reallocate(used)
+		for j := range b {
+			b[j] = 0xa5
+		}
+		mem.Free()
+	}
+	fill(6 * page)
+	mem := p.AllocatorOver(64<<20, image).Allocate(page, 64<<20)
+	c := mem.(*cappedMemory)
+	all := c.buf[:cap(c.buf)]
+	if all[0] != 0xa5 || all[image-1] != 0xa5 {
+		t.Fatal("AllocatorOver cleared the image, which the restore overwrites")
+	}
+	if at := bytes.IndexFunc(all[image:], func(r rune) bool { return r != 0 }); at >= 0 {
+		t.Fatalf("a byte past the image is not zero, at %d", image+at)
+	}
+	// The instance fails before its restore: its memory never grew past
+	// the first page, yet the pool must know the image's bytes are dirty.
+	mem.Reallocate(page)
+	mem.Free()
+	mem = p.Allocator(64<<20).Allocate(page, 64<<20)
+	c = mem.(*cappedMemory)
+	all = c.buf[:cap(c.buf)]
+	if at := bytes.IndexFunc(all, func(r rune) bool { return r != 0 }); at >= 0 {
+		t.Fatalf("after an instance that failed before its restore, a non-zero byte at %d", at)
+	}
+	mem.Free()
+	// An image larger than what the last instance reached clears nothing
+	// and keeps only what was written.
+	fill(2 * page)
+	mem = p.AllocatorOver(64<<20, image).Allocate(page, 64<<20)
+	c = mem.(*cappedMemory)
+	if c.dirty != 2*page {
+		t.Fatalf("dirty = %d, want the %d bytes the last instance reached", c.dirty, 2*page)
+	}
+	mem.Free()
+}

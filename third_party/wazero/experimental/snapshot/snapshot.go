@@ -55,11 +55,21 @@ func Take(mod api.Module) (*Snapshot, error) {
 // one s was taken of (the same bytes); its memory allocator, if any, must
 // hand out zeroed memory, as the specification requires.
 func Restore(ctx context.Context, s *Snapshot) context.Context {
-	return context.WithValue(ctx, expctxkeys.SnapshotRestoreKey{}, s.s)
+	return context.WithValue(ctx, expctxkeys.SnapshotRestoreKey{}, &wasm.SnapshotRestore{Snapshot: s.s})
+}
+
+// RestoreOver is Restore for a memory allocator that may hand out memory
+// holding anything below the snapshot's length (MemoryPages): the restore
+// writes every byte there, zeros included, before any guest code can run,
+// so such an allocator need not clear what the restore overwrites. Past
+// that length the allocator's memory must be zero, as for Restore.
+func RestoreOver(ctx context.Context, s *Snapshot) context.Context {
+	return context.WithValue(ctx, expctxkeys.SnapshotRestoreKey{}, &wasm.SnapshotRestore{Snapshot: s.s, Over: true})
 }
 
 // MemoryBytes is how many bytes of memory s holds (its non-zero blocks).
 func (s *Snapshot) MemoryBytes() int { return s.s.Held() }
 
-// MemoryPages is the length of memory s restores, in 64 KiB pages.
+// MemoryPages is the length of memory s restores, in 64 KiB pages: the
+// memory's length after the start functions.
 func (s *Snapshot) MemoryPages() uint32 { return s.s.Pages() }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 	"github.com/toolhost/toolhost/third_party/wazero/experimental/snapshot"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 	"github.com/toolhost/toolhost/third_party/wazero/internal/testing/binaryencoding"
@@ -124,6 +125,65 @@ func TestRestore(t *testing.T) {
 		// Each instance's memory is its own.
 		m.Memory().WriteUint32Le(32, 7)
 		_ = m.Close(ctx)
+	}
+}
+
+// garbage is a memory allocator whose memory holds 0xa5 below dirty bytes
+// and zero past them, as a reused buffer does.
+type garbage struct{ dirty uint64 }
+
+func (g garbage) Allocate(_, maxBytes uint64) experimental.LinearMemory {
+	buf := make([]byte, 0, maxBytes)
+	for range g.dirty {
+		buf = append(buf, 0xa5)
+	}
+	return &linear{buf: buf[:0]}
+}
+
+type linear struct{ buf []byte }
+
+func (l *linear) Reallocate(size uint64) []byte {
+	if size > uint64(cap(l.buf)) {
+		return nil
+	}
+	l.buf = l.buf[:size]
+	return l.buf
+}
+
+func (l *linear) Free() {}
+
+// TestRestoreOver: over memory that holds a previous instance's bytes, a
+// restore writes every byte of the snapshot's memory.
+func TestRestoreOver(t *testing.T) {
+	ctx := context.Background()
+	r := newRuntime(t)
+	c := compile(t, r, counterModule)
+	cfg := wazero.NewModuleConfig().WithStartFunctions("init")
+	src, err := r.InstantiateModule(snapshot.Prepare(ctx), c, cfg.WithName("src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Take(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx := experimental.WithMemoryAllocator(snapshot.RestoreOver(ctx, snap), garbage{dirty: 65536})
+	m, err := r.InstantiateModule(actx, c, cfg.WithName("over"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, ok := m.Memory().Read(0, 65536)
+	if !ok {
+		t.Fatal("memory is not one page")
+	}
+	for i, b := range buf {
+		want := byte(0)
+		if i == 32 {
+			want = 42
+		}
+		if b != want {
+			t.Fatalf("byte %d = %#x after the restore, want %#x", i, b, want)
+		}
 	}
 }
 

@@ -5,6 +5,6 @@ package expctxkeys
 type SnapshotPrepareKey struct{}
 
 // SnapshotRestoreKey is a context.Context Value key (toolhost's patch):
-// its value, a *wasm.InstanceSnapshot, is restored into the instance in
-// place of its data segments and start functions.
+// its value, a *wasm.SnapshotRestore, says which snapshot is restored into
+// the instance in place of its data segments and start functions.
 type SnapshotRestoreKey struct{}

@@ -28,6 +28,15 @@ type InstanceSnapshot struct {
 	dataDropped, elemDropped []bool
 }
 
+// SnapshotRestore is the value of expctxkeys.SnapshotRestoreKey: the
+// snapshot an instance is restored from, and whether its memory allocator
+// may hand out memory holding anything below the snapshot's length (Over),
+// in which case the restore writes every byte there, zeros included.
+type SnapshotRestore struct {
+	Snapshot *InstanceSnapshot
+	Over     bool
+}
+
 // memoryRun is a stretch of memory at offset, a multiple of snapshotBlock.
 type memoryRun struct {
 	offset uint32
@@ -172,7 +181,8 @@ func (s *InstanceSnapshot) Pages() uint32 { return s.pages }
 // its data segments: instantiate calls it where it would apply them, after
 // the globals, memory and element instances are built and before the
 // engine's instantiation is done (which reads the globals' values).
-func (m *ModuleInstance) restoreSnapshot(s *InstanceSnapshot) error {
+func (m *ModuleInstance) restoreSnapshot(r *SnapshotRestore) error {
+	s := r.Snapshot
 	module := m.Source
 	local := m.Globals[module.ImportGlobalCount:]
 	switch {
@@ -207,14 +217,25 @@ func (m *ModuleInstance) restoreSnapshot(s *InstanceSnapshot) error {
 			return fmt.Errorf("the snapshot's memory of %d pages is over the instance's limit", s.pages)
 		}
 	}
-	// The memory is zero (new, or from an allocator that hands out zeroed
-	// buffers), so only the non-zero runs are written.
 	buf := mem.Buffer
 	if len(buf) != int(MemoryPagesToBytesNum(s.pages)) {
 		return fmt.Errorf("the snapshot's memory is %d pages, the instance's %d", s.pages, mem.Pages())
 	}
-	for _, r := range s.runs {
-		copy(buf[r.offset:], r.data)
+	if !r.Over {
+		// The memory is zero (new, or from an allocator that hands out
+		// zeroed buffers), so only the non-zero runs are written.
+		for _, run := range s.runs {
+			copy(buf[run.offset:], run.data)
+		}
+		return nil
 	}
+	// The allocator left what a previous instance wrote: every byte is
+	// written, before any guest code can read it.
+	at := 0
+	for _, run := range s.runs {
+		clear(buf[at:run.offset])
+		at = int(run.offset) + copy(buf[run.offset:], run.data)
+	}
+	clear(buf[at:])
 	return nil
 }

@@ -406,7 +406,7 @@ func (s *Store) instantiate(
 	// Now all the validation passes, we are safe to mutate memory instances (possibly imported ones).
 	// An instance restored from a snapshot gets the memory its start functions left instead
 	// (toolhost's patch; see snapshot.go).
-	restore, _ := ctx.Value(expctxkeys.SnapshotRestoreKey{}).(*InstanceSnapshot)
+	restore, _ := ctx.Value(expctxkeys.SnapshotRestoreKey{}).(*SnapshotRestore)
 	if restore != nil {
 		if err = m.restoreSnapshot(restore); err != nil {
 			return nil, fmt.Errorf("restoring a snapshot: %w", err)
