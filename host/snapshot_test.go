@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
@@ -204,4 +207,48 @@ func TestSnapshotWarmInstances(t *testing.T) {
 			t.Fatalf("the text module was not restored from a snapshot:\n%s", logs)
 		}
 	})
+}
+
+// TestSnapshotConcurrent: calls at once while the snapshot is made, used
+// and dropped (as an idle sweep does) each get a fresh instance of their
+// own; run it with -race.
+func TestSnapshotConcurrent(t *testing.T) {
+	path := misbehavePath
+	rt, _ := snapshotRuntime(t, path)
+	mb := load(t, rt, path)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	dropped := make(chan struct{})
+	go func() {
+		defer close(dropped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				mb.Idle()
+				runtime.Gosched()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				res, err := mb.Call(ctx, "state", []byte(`{}`), host.Limits{})
+				if err != nil || string(res) != "1" {
+					errs <- fmt.Errorf("state = %s, %v; want 1", res, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-dropped
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
