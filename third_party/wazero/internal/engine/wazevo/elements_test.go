@@ -2,6 +2,7 @@ package wazevo_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -14,14 +15,15 @@ import (
 
 // tableModule has n functions, function i returning i, a table holding
 // them all in reverse order (from two element segments, the second one
-// repeating a function), and call(i) = table[i]().
-func tableModule(n int) []byte {
+// ending with extra more references to function 7), and call(i) =
+// table[i]().
+func tableModule(n, extra int) []byte {
 	m := &wasm.Module{
 		TypeSection: []wasm.FunctionType{
 			{Results: []wasm.ValueType{i32}, ResultNumInUint64: 1},
 			{Params: []wasm.ValueType{i32}, Results: []wasm.ValueType{i32}, ParamNumInUint64: 1, ResultNumInUint64: 1},
 		},
-		TableSection:  []wasm.Table{{Min: uint32(n + 1), Type: wasm.RefTypeFuncref}},
+		TableSection:  []wasm.Table{{Min: uint32(n + extra), Type: wasm.RefTypeFuncref}},
 		ExportSection: []wasm.Export{{Name: "call", Type: wasm.ExternTypeFunc, Index: uint32(n)}},
 	}
 	var first, second []wasm.ConstantExpression
@@ -36,7 +38,9 @@ func tableModule(n int) []byte {
 			second = append(second, ref)
 		}
 	}
-	second = append(second, wasm.NewConstantExpressionFromOpcode(wasm.OpcodeRefFunc, leb128.EncodeUint32(7)))
+	for range extra {
+		second = append(second, wasm.NewConstantExpressionFromOpcode(wasm.OpcodeRefFunc, leb128.EncodeUint32(7)))
+	}
 	m.FunctionSection = append(m.FunctionSection, 1)
 	m.CodeSection = append(m.CodeSection, wasm.Code{Body: []byte{
 		wasm.OpcodeLocalGet, 0, wasm.OpcodeCallIndirect, 0, 0, wasm.OpcodeEnd,
@@ -51,13 +55,21 @@ func tableModule(n int) []byte {
 // TestE2E_tableReferencesOfManyFunctions: table references point into the
 // chunks of function instances an instance makes (FunctionInstanceReference),
 // so every entry must call its own function in every instance, after the
-// chunks filled up and after a GC, and with other instances closed.
+// chunks filled up and after a GC, and with other instances closed. The
+// first chunk holds as many as the element segments have items, up to the
+// function count: one chunk for a table naming each function once, more
+// for one naming them several times.
 func TestE2E_tableReferencesOfManyFunctions(t *testing.T) {
+	for _, extra := range []int{1, 3000} {
+		t.Run(fmt.Sprint("extra=", extra), func(t *testing.T) { tableReferences(t, 1000, extra) })
+	}
+}
+
+func tableReferences(t *testing.T, n, extra int) {
 	ctx := context.Background()
-	const n = 1000 // many chunks
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer r.Close(ctx)
-	c, err := r.CompileModule(ctx, tableModule(n))
+	c, err := r.CompileModule(ctx, tableModule(n, extra))
 	require.NoError(t, err)
 	for round := range 3 {
 		a, err := r.InstantiateModule(ctx, c, wazero.NewModuleConfig().WithName(""))
@@ -72,9 +84,11 @@ func TestE2E_tableReferencesOfManyFunctions(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, uint64(n-1-i), res[0], "round %d, table[%d]", round, i)
 		}
-		res, err := call.Call(ctx, n)
-		require.NoError(t, err)
-		require.Equal(t, uint64(7), res[0])
+		for i := n; i < n+extra; i++ {
+			res, err := call.Call(ctx, uint64(i))
+			require.NoError(t, err)
+			require.Equal(t, uint64(7), res[0], "round %d, table[%d]", round, i)
+		}
 		require.NoError(t, b.Close(ctx))
 	}
 }

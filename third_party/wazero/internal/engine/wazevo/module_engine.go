@@ -344,17 +344,22 @@ func (m *moduleEngine) FunctionInstanceReference(funcIndex wasm.Index) wasm.Refe
 }
 
 // newFunctionInstance returns a zero functionInstance that lives as long as
-// m: the last chunk's next one, or the first of a new chunk twice the size
-// of the last (at most the module's local function count, as a Go guest's
-// table names nearly every function once). A reference is a uintptr, so
-// the chunks are what keeps each one alive; a chunk is never grown in
-// place, which would move the instances the table already points at.
+// m: the last chunk's next one, or the first of a new chunk. The first is
+// as large as the module's element segments (what applyElements asks for
+// at instantiation, in one allocation), a later one twice the size of the
+// last; none is larger than the module's local function count, as a Go
+// guest's table names nearly every function once. A reference is a
+// uintptr, so the chunks are what keeps each one alive; a chunk is never
+// grown in place, which would move the instances the table already points
+// at.
 func (m *moduleEngine) newFunctionInstance() *functionInstance {
 	n := len(m.localFunctionInstances)
 	if n == 0 || len(m.localFunctionInstances[n-1]) == cap(m.localFunctionInstances[n-1]) {
 		size := 16
 		if n > 0 {
 			size = 2 * cap(m.localFunctionInstances[n-1])
+		} else {
+			size = max(size, elementItems(m.module.Source))
 		}
 		if locals := len(m.module.Source.FunctionSection); size > locals {
 			size = max(locals, 16)
@@ -365,6 +370,16 @@ func (m *moduleEngine) newFunctionInstance() *functionInstance {
 	chunk := &m.localFunctionInstances[n-1]
 	*chunk = (*chunk)[:len(*chunk)+1]
 	return &(*chunk)[len(*chunk)-1]
+}
+
+// elementItems counts the items of the module's element segments: at most
+// the function instances its tables are filled with at instantiation.
+func elementItems(m *wasm.Module) int {
+	n := 0
+	for i := range m.ElementSection {
+		n += len(m.ElementSection[i].Init)
+	}
+	return n
 }
 
 // LookupFunction implements wasm.ModuleEngine.
