@@ -31,9 +31,10 @@ import (
 //
 // The one rule that keeps one call's data out of another's: a buffer
 // handed out is zero over its whole capacity (but for the bytes a restore
-// from a snapshot writes before any guest code runs: AllocatorOver). An instance can only ever
-// see bytes below the length its memory reached; Free pools the buffer
-// with that length, and the next allocator clears exactly those bytes
+// from a snapshot writes before any guest code runs: AllocatorOver). An
+// instance can only ever see bytes below the length its memory reached;
+// Free pools the buffer with that length (or, if longer, the bytes
+// AllocatorOver left uncleared), and the next allocator clears exactly those bytes
 // before an instance gets it. Clearing when the buffer is taken, not when
 // it is freed, keeps the clear off the path of a call stopped at its
 // deadline: wazero frees a closed instance's memory on the call's own
