@@ -193,7 +193,7 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 		_ = compiled.Close(ctx)
 		return fail(nil, "%s%s", shapeNote, reason)
 	}
-	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * 65536
+	m.minBytes = uint64(compiled.ExportedMemories()[abi.ExportMemory].Min()) * wasmPage
 	m.notes = importsNotes(compiled)
 	_, m.hasInit = compiled.ExportedFunctions()[abi.ExportInitialize]
 	for _, imp := range compiled.ImportedFunctions() {

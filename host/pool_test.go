@@ -24,12 +24,7 @@ func counterRuntime(t *testing.T, cfg host.Reuse) (*host.Runtime, *host.Module) 
 
 func loadCounter(t *testing.T, rt *host.Runtime) *host.Module {
 	t.Helper()
-	m, err := rt.LoadFile(context.Background(), watPath(t, "counter"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Close(context.Background()) })
-	return m
+	return load(t, rt, watPath(t, "counter"))
 }
 
 // count calls tool as caller with {"do": op} and returns the result; a

@@ -39,39 +39,34 @@ type moduleSnapshot struct {
 // when another instance is making it, or when the snapshot's memory is
 // over lim.
 func (s *moduleSnapshot) instantiating(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) context.Context {
-	if snap := s.restorable(ctx, m, compiled, lim); snap != nil {
-		// The restore writes all of the snapshot's memory, zeros included,
-		// so the pool clears only what lies past it.
-		image := uint64(snap.MemoryPages()) * wasmPage
-		return snapshot.RestoreOver(experimental.WithMemoryAllocator(ctx, m.mem.AllocatorOver(lim.MemoryBytes, image)), snap)
+	if snap := s.current(ctx, m, compiled, lim); snap != nil {
+		// A tool given less memory than the module had after _initialize
+		// starts as it would without a snapshot, and fails there if it
+		// must.
+		if image := uint64(snap.MemoryPages()) * wasmPage; image <= lim.MemoryBytes {
+			// The restore writes all of the snapshot's memory, zeros
+			// included, so the pool clears only what lies past it.
+			return snapshot.RestoreOver(experimental.WithMemoryAllocator(ctx, m.mem.AllocatorOver(lim.MemoryBytes, image)), snap)
+		}
 	}
 	return experimental.WithMemoryAllocator(ctx, m.mem.Allocator(lim.MemoryBytes))
 }
 
-// restorable returns the snapshot a new instance capped at lim starts
-// from, or nil (see instantiating). s may be nil: the module has none.
-func (s *moduleSnapshot) restorable(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) *snapshot.Snapshot {
+// current returns the module's snapshot, made first (for an instance
+// capped at lim) if there is none and no other instance is making it, or
+// nil (see instantiating). s may be nil: the module has none.
+func (s *moduleSnapshot) current(ctx context.Context, m *Module, compiled wazero.CompiledModule, lim Limits) *snapshot.Snapshot {
 	if s == nil {
 		return nil
 	}
-	snap := s.cur.Load()
-	if snap == nil {
-		if s.refused.Load() || !s.making.CompareAndSwap(false, true) {
-			return nil
-		}
-		snap = s.make(ctx, m, compiled, lim)
-		s.making.Store(false)
-		if snap == nil {
-			return nil
-		}
+	if snap := s.cur.Load(); snap != nil {
+		return snap
 	}
-	if uint64(snap.MemoryPages())*wasmPage > lim.MemoryBytes {
-		// A tool given less memory than the module had after _initialize
-		// starts as it would without a snapshot, and fails there if it
-		// must.
+	if s.refused.Load() || !s.making.CompareAndSwap(false, true) {
 		return nil
 	}
-	return snap
+	defer s.making.Store(false)
+	return s.make(ctx, m, compiled, lim)
 }
 
 // wasmPage is WebAssembly's page size.

@@ -27,6 +27,7 @@ func snapshotRuntime(t *testing.T, path string) (*host.Runtime, *bytes.Buffer) {
 	return rt, &logs
 }
 
+// load loads the module at path into rt, closed when the test ends.
 func load(t *testing.T, rt *host.Runtime, path string) *host.Module {
 	t.Helper()
 	m, err := rt.LoadFile(context.Background(), path)

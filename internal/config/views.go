@@ -36,7 +36,7 @@ type Module struct {
 	// snapshot of its state after _initialize instead of running it
 	// (host.Config.Snapshot): cheaper fresh calls, the same randomness in
 	// every instance. Read at start; a reload does not change it.
-	Snapshot bool
+	Snapshot *bool
 	// ExtismConfig ([modules."MODULE.wasm".extism_config]) is an Extism
 	// plugin's config, what its config_get reads: string values, or
 	// secrets by reference ({env = "NAME"}, {file = "PATH"}).
@@ -81,7 +81,7 @@ func (c *Config) ModuleSnapshot() map[string]bool {
 	}
 	var out map[string]bool
 	for name, m := range c.Modules {
-		if m.Snapshot {
+		if m.Snapshot != nil && *m.Snapshot {
 			if out == nil {
 				out = map[string]bool{}
 			}
@@ -192,11 +192,7 @@ func (p *checker) modulesSection(path []string, v any, c *Config) {
 				m.Prefix = s
 			}
 		}}, field{"reuse", func(path []string, x any) { p.flag(path, x, &m.Reuse) }},
-			field{"snapshot", func(path []string, x any) {
-				var on *bool
-				p.flag(path, x, &on)
-				m.Snapshot = on != nil && *on
-			}},
+			field{"snapshot", func(path []string, x any) { p.flag(path, x, &m.Snapshot) }},
 			field{"extism_config", func(path []string, x any) {
 				kv := p.table(path, x, "["+keyString(path)+"]")
 				for _, key := range slices.Sorted(maps.Keys(kv)) {
