@@ -51,6 +51,7 @@ func run() error {
 	raw := flag.String("raw", "", "also write every round in Go benchmark format to this file (for benchstat)")
 	flag.StringVar(&clientVersion, "protocol", "", `the MCP revision the client asks for ("": the SDK client's own choice; toolhost serves 2026-07-28 statelessly, a request per short-lived session, and the floor with a session; 2025-11-25 gives both a session)`)
 	floorStateless := flag.Bool("floor-stateless", false, "serve the floor statelessly (a short-lived session per request), as toolhost serves 2026-07-28")
+	compare := flag.String("compare", "", `another toolhost binary: each arm also runs on it, as "ARM@base", in the same rounds (A/B of two builds, interleaved)`)
 	flag.Parse()
 
 	cs, err := parseLevels(*levels)
@@ -103,6 +104,13 @@ func run() error {
 			return err
 		}
 		servers = append(servers, s)
+		if *compare != "" {
+			b, err := proc.StartToolhost(arm+"@base", *compare, args)
+			if err != nil {
+				return err
+			}
+			servers = append(servers, b)
+		}
 	}
 
 	var rawOut io.Writer = io.Discard
@@ -120,14 +128,14 @@ func run() error {
 	for _, c := range cs {
 		for r := 0; r < *rounds; r++ {
 			for _, s := range servers {
-				m, err := measure(ctx, s.URL, c, *dur)
+				m, err := measureServer(ctx, s, c, *dur)
 				if err != nil {
 					return fmt.Errorf("%s at c=%d: %w", s.Name, c, err)
 				}
 				res.add(s.Name, c, r, m)
-				fmt.Fprintf(rawOut, "BenchmarkE2E/%s/c=%d \t%d\t%.0f ns/op\t%.1f calls/s\t%.0f p50-µs\t%.0f p99-µs\n",
+				fmt.Fprintf(rawOut, "BenchmarkE2E/%s/c=%d \t%d\t%.0f ns/op\t%.1f calls/s\t%.0f p50-µs\t%.0f p99-µs\t%.0f server-cpu-µs/op\n",
 					s.Name, c, m.calls, float64(m.elapsed.Nanoseconds())/float64(m.calls), m.rate(),
-					us(m.pct(0.50)), us(m.pct(0.99)))
+					us(m.pct(0.50)), us(m.pct(0.99)), us(m.cpuPerCall()))
 				fmt.Fprintf(os.Stderr, "round %d c=%d %-6s %8.1f calls/s\n", r+1, c, s.Name, m.rate())
 			}
 		}
@@ -135,6 +143,17 @@ func run() error {
 	fmt.Printf("load after:  %s", loadavg())
 	res.print(os.Stdout, servers, cs)
 	return nil
+}
+
+// measureServer is measure, with the CPU time the server process used
+// meanwhile (zero where /proc cannot say).
+func measureServer(ctx context.Context, s *proc.Child, c int, d time.Duration) (sample, error) {
+	before, errBefore := s.CPU()
+	m, err := measure(ctx, s.URL, c, d)
+	if after, errAfter := s.CPU(); err == nil && errBefore == nil && errAfter == nil {
+		m.cpu = after - before
+	}
+	return m, err
 }
 
 // snapshotConfig writes, beside the plugins folder dir, a config that

@@ -22,6 +22,16 @@ type sample struct {
 	calls   int
 	elapsed time.Duration
 	lat     []time.Duration // sorted
+	cpu     time.Duration   // the server process's CPU time over the run
+}
+
+// cpuPerCall is the server's CPU time per call: its user and system time,
+// every thread's, in 10 ms ticks, over the calls of the run.
+func (m sample) cpuPerCall() time.Duration {
+	if m.calls == 0 {
+		return 0
+	}
+	return m.cpu / time.Duration(m.calls)
 }
 
 func (m sample) rate() float64 { return float64(m.calls) / m.elapsed.Seconds() }
@@ -147,16 +157,17 @@ func (r *results) add(arm string, c, _ int, m sample) {
 // p50 and p99 over every call of every round, and the median of the
 // per-round ratios to the floor's calls/s in the same round.
 func (r *results) print(w io.Writer, servers []*proc.Child, cs []int) {
-	fmt.Fprintln(w, "\n| arm | concurrency | calls/s (median round) | p50 | p99 | ratio to floor (median of rounds) | per-round ratios |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| arm | concurrency | calls/s (median round) | p50 | p99 | ratio to floor (median of rounds) | per-round ratios | server CPU per call (median round) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, c := range cs {
 		floor := r.by["floor"][c]
 		for _, s := range servers {
 			ms := r.by[s.Name][c]
-			var rates, ratios []float64
+			var rates, ratios, cpus []float64
 			var all []time.Duration
 			for i, m := range ms {
 				rates = append(rates, m.rate())
+				cpus = append(cpus, float64(m.cpuPerCall()))
 				ratios = append(ratios, m.rate()/floor[i].rate())
 				all = append(all, m.lat...)
 			}
@@ -165,8 +176,8 @@ func (r *results) print(w io.Writer, servers []*proc.Child, cs []int) {
 			for _, x := range ratios {
 				per += fmt.Sprintf("%.2f ", x)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %.2f× | %s|\n", s.Name, c, median(rates),
-				round(pct(all, 0.50)), round(pct(all, 0.99)), median(ratios), per)
+			fmt.Fprintf(w, "| %s | %d | %.0f | %s | %s | %.2f× | %s| %s |\n", s.Name, c, median(rates),
+				round(pct(all, 0.50)), round(pct(all, 0.99)), median(ratios), per, round(time.Duration(median(cpus))))
 		}
 	}
 }

@@ -1,14 +1,16 @@
 // Package proc starts and stops the server processes the benchmark
-// harnesses measure, and reads their resident memory.
+// harnesses measure, and reads their resident memory and CPU time.
 package proc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -108,4 +110,37 @@ func (c *Child) RSS() (int64, error) {
 		}
 	}
 	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// clockTick is the unit of /proc/PID/stat's times: USER_HZ, 100 on every
+// Linux architecture Go supports.
+const clockTick = 10 * time.Millisecond
+
+// CPU is the CPU time the process has used so far, user and system, from
+// /proc (Linux only), in 10 ms ticks: read it before and after a run of
+// several seconds.
+func (c *Child) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces; fields 14 and 15
+	// (utime, stime) are the 12th and 13th after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
 }
