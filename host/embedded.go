@@ -202,8 +202,10 @@ func (m *Module) Unverified() bool { return m.claim != nil && !m.verified.Load()
 // checks the section against the compiled code and its describe. A
 // *ClaimError is the verdict that the module cannot be served; other
 // errors (ctx ending, the file changing, the cache) say nothing of it.
+// It is background work: it waits while a call waits for a compile, and a
+// compile it started stops for a call's and starts again after it.
 func (m *Module) Verify(ctx context.Context) error {
-	if _, err := m.acquireCode(ctx); err != nil {
+	if _, err := m.code.AcquireBackground(ctx); err != nil {
 		return err
 	}
 	m.releaseCode()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/abi"
+	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/third_party/wazero"
 )
 
@@ -68,12 +69,17 @@ func (m *Module) compileOnDemand(ctx context.Context) (wazero.CompiledModule, er
 		err = claimVerdict(ctx, m, err)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case errors.Is(context.Cause(ctx), resident.ErrYielded):
+			// A warm-up compile that gave the CPUs to a call's: it runs
+			// again once no call waits for a compile.
+			m.rt.logger.Debug("a warm-up compile stopped for a call's compile; it starts again after it", "file", m.Path)
+		case ctx.Err() != nil:
 			// ctx is the resident set's lifetime: it ends when the runtime
 			// closes, so this compile was stopped by the shutdown, not failed.
 			// A warning here would greet every stop during a lazy start.
 			m.rt.logger.Debug("compiling a module on demand stopped: the runtime is closing", "file", m.Path, "err", err)
-		} else {
+		default:
 			m.rt.logger.Warn("compiling a module on demand failed", "file", m.Path, "err", err)
 		}
 		return nil, err

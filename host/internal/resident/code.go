@@ -26,10 +26,16 @@ type Code struct {
 }
 
 // compiling is one on-demand compile; done closes when it ends, and err
-// is its outcome.
+// is its outcome. A warm-up's compile that no call waits for is
+// background: a call that starts a compile of its own stops it
+// (Set.yield), and the warm-up compiles it again once no call waits.
 type compiling struct {
 	done chan struct{}
 	err  error
+
+	ctx        context.Context // the compile's: the set's lifetime, or stopped by a yield
+	stop       context.CancelCauseFunc
+	background bool // guarded by the set's mu
 }
 
 // errModuleClosed is a call on a module after Close.
@@ -37,6 +43,11 @@ var errModuleClosed = errors.New("module closed")
 
 // errRuntimeClosed is a call that would compile after Set.Close.
 var errRuntimeClosed = errors.New("runtime closed")
+
+// ErrYielded is the cause of a warm-up compile's context when it was
+// stopped for a call's compile: not the module's fault, and not the
+// runtime closing. The warm-up compiles the module again later.
+var ErrYielded = errors.New("a warm-up compile stopped to leave the CPUs to a call's compile")
 
 // Code returns a module's code in s: compiled already (not yet counted
 // resident: see Loaded), or nil to compile on the first Acquire. compile
@@ -76,6 +87,30 @@ func (c *Code) Resident() bool {
 // with ctx (the caller's deadline); the compile itself goes on for the
 // calls after it.
 func (c *Code) Acquire(ctx context.Context) (wazero.CompiledModule, error) {
+	return c.acquire(ctx, false)
+}
+
+// AcquireBackground is Acquire for work no call waits for (the warm-up,
+// a check of a module's manifest section): it waits while a call waits
+// for a compile, and a compile it starts is stopped when a call starts
+// one, then started again once no call waits. So a first call's compile
+// has the CPUs to itself, and its workers (fixed when a compile starts)
+// are all of them.
+func (c *Code) AcquireBackground(ctx context.Context) (wazero.CompiledModule, error) {
+	for {
+		if err := c.set.noCallCompiling(ctx); err != nil {
+			return nil, err
+		}
+		compiled, err := c.acquire(ctx, true)
+		if !errors.Is(err, ErrYielded) {
+			return compiled, err
+		}
+	}
+}
+
+// acquire is Acquire; background is AcquireBackground's, whose compile a
+// call may stop.
+func (c *Code) acquire(ctx context.Context, background bool) (wazero.CompiledModule, error) {
 	s := c.set
 	for {
 		c.mu.Lock()
@@ -105,15 +140,25 @@ func (c *Code) Acquire(ctx context.Context) (wazero.CompiledModule, error) {
 				return nil, errRuntimeClosed
 			}
 			p = &compiling{done: make(chan struct{})}
+			p.ctx, p.stop = context.WithCancelCause(s.life.ctx)
 			c.pending = p
 			s.running.Add(1)
+			s.begin(p, background)
 			go c.compileOnDemand(p)
+		} else if !background {
+			s.join(p)
 		}
 		c.mu.Unlock()
 		select {
 		case <-p.done:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		if errors.Is(p.err, ErrYielded) {
+			if background {
+				return nil, p.err // the warm-up starts it again later
+			}
+			continue // stopped just before this call joined: compile it now
 		}
 		if p.err != nil {
 			return nil, p.err
@@ -159,7 +204,12 @@ func (c *Code) compileOnDemand(p *compiling) {
 	s := c.set
 	defer s.life.done()
 	defer s.running.Add(-1)
-	compiled, err := c.compile(s.life.ctx)
+	compiled, err := c.compile(p.ctx)
+	if err != nil && s.life.ctx.Err() == nil && errors.Is(context.Cause(p.ctx), ErrYielded) {
+		err = ErrYielded
+	}
+	s.end(p)
+	p.stop(nil)
 	c.mu.Lock()
 	if err != nil && s.refuses != nil && s.refuses(err) {
 		c.refused = err

@@ -29,6 +29,13 @@ type Set struct {
 	mu   sync.Mutex
 	seq  uint64           // last use's clock
 	last map[*Code]uint64 // resident codes, by last use
+
+	// Compiles by whether a call waits for them: calls is how many a call
+	// waits for, callsDone closes when that falls to zero, and bg holds the
+	// warm-up's own, which a call's compile stops (yield). Under mu.
+	calls     int
+	callsDone chan struct{}
+	bg        map[*compiling]struct{}
 }
 
 // NewSet returns a set bounded at bound resident codes (0: no bound),
@@ -37,7 +44,7 @@ type Set struct {
 // error without compiling again.
 func NewSet(bound, warming int, refuses func(error) bool) *Set {
 	return &Set{max: bound, refuses: refuses, slots: make(chan struct{}, max(1, warming)),
-		life: newLifetime(), last: map[*Code]uint64{}}
+		life: newLifetime(), last: map[*Code]uint64{}, bg: map[*compiling]struct{}{}}
 }
 
 // Stats is what a set has done so far.
@@ -65,9 +72,9 @@ func (s *Set) Close() { s.life.end() }
 func (s *Set) Wait() { s.life.wg.Wait() }
 
 // WarmUp compiles c in the background, a few at a time, unless the bound
-// is already reached. It goes through Acquire, so a call that started the
-// compile first is joined, not repeated, and a call never queues behind
-// the warm-up's slots.
+// is already reached. It goes through AcquireBackground, so a call that
+// started the compile first is joined, not repeated, a call never queues
+// behind the warm-up's slots, and a call's compile stops the warm-up's.
 func (s *Set) WarmUp(c *Code) {
 	if !s.life.add() {
 		return
@@ -89,13 +96,92 @@ func (s *Set) WarmUp(c *Code) {
 		defer func() { <-s.slots }()
 		queued = false
 		s.queued.Add(-1)
+		if err := s.noCallCompiling(s.life.ctx); err != nil {
+			return
+		}
 		if s.max > 0 && s.count() >= s.max {
 			return // the bound is reached: the first call compiles it
 		}
-		if _, err := c.Acquire(s.life.ctx); err == nil {
+		if _, err := c.AcquireBackground(s.life.ctx); err == nil {
 			c.Release()
 		}
 	}()
+}
+
+// noCallCompiling waits until no call waits for a compile, or ctx or the
+// set's lifetime ends (its error).
+func (s *Set) noCallCompiling(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		if s.calls == 0 {
+			s.mu.Unlock()
+			if s.life.ctx.Err() != nil {
+				return errRuntimeClosed
+			}
+			return ctx.Err()
+		}
+		done := s.callsDone
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.life.ctx.Done():
+			return errRuntimeClosed
+		}
+	}
+}
+
+// begin records a compile starting: the warm-up's own (background), or
+// one a call waits for, which stops the warm-up's.
+func (s *Set) begin(p *compiling, background bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if background {
+		p.background = true
+		s.bg[p] = struct{}{}
+		return
+	}
+	s.callWaitsLocked()
+}
+
+// join records a call waiting for p: a warm-up's compile becomes one a
+// call waits for, and no longer stops.
+func (s *Set) join(p *compiling) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !p.background {
+		return
+	}
+	p.background = false
+	delete(s.bg, p)
+	s.callWaitsLocked()
+}
+
+// end records p's end.
+func (s *Set) end(p *compiling) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.background {
+		delete(s.bg, p)
+		return
+	}
+	if s.calls--; s.calls == 0 {
+		close(s.callsDone)
+	}
+}
+
+// callWaitsLocked counts one more compile a call waits for, and stops the
+// warm-up's compiles. Callers hold s.mu.
+func (s *Set) callWaitsLocked() {
+	if s.calls == 0 {
+		s.callsDone = make(chan struct{})
+	}
+	s.calls++
+	for q := range s.bg {
+		q.stop(ErrYielded)
+		delete(s.bg, q)
+	}
 }
 
 // touch records a use of c, making it resident. Callers hold c.mu.
