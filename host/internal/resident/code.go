@@ -26,9 +26,10 @@ type Code struct {
 }
 
 // compiling is one on-demand compile; done closes when it ends, and err
-// is its outcome. A warm-up's compile that no call waits for is
-// background: a call that starts a compile of its own stops it
-// (Set.yield), and the warm-up compiles it again once no call waits.
+// is its outcome. One that background work (AcquireBackground) started
+// and no call waits for is background: a call that starts a compile of
+// its own stops it (Set.callWaitsLocked), and the background work
+// compiles it again once no call waits.
 type compiling struct {
 	done chan struct{}
 	err  error
@@ -44,10 +45,10 @@ var errModuleClosed = errors.New("module closed")
 // errRuntimeClosed is a call that would compile after Set.Close.
 var errRuntimeClosed = errors.New("runtime closed")
 
-// ErrYielded is the cause of a warm-up compile's context when it was
+// ErrYielded is the cause of a background compile's context when it was
 // stopped for a call's compile: not the module's fault, and not the
-// runtime closing. The warm-up compiles the module again later.
-var ErrYielded = errors.New("a warm-up compile stopped to leave the CPUs to a call's compile")
+// runtime closing. AcquireBackground compiles the module again later.
+var ErrYielded = errors.New("a background compile stopped to leave the CPUs to a call's compile")
 
 // Code returns a module's code in s: compiled already (not yet counted
 // resident: see Loaded), or nil to compile on the first Acquire. compile
@@ -156,7 +157,7 @@ func (c *Code) acquire(ctx context.Context, background bool) (wazero.CompiledMod
 		}
 		if errors.Is(p.err, ErrYielded) {
 			if background {
-				return nil, p.err // the warm-up starts it again later
+				return nil, p.err // AcquireBackground starts it again later
 			}
 			continue // stopped just before this call joined: compile it now
 		}
@@ -208,9 +209,9 @@ func (c *Code) compileOnDemand(p *compiling) {
 	if err != nil && s.life.ctx.Err() == nil && errors.Is(context.Cause(p.ctx), ErrYielded) {
 		err = ErrYielded
 	}
-	s.end(p)
 	p.stop(nil)
 	c.mu.Lock()
+	s.end(p) // with c.pending below, under c.mu: no call joins p after its end
 	if err != nil && s.refuses != nil && s.refuses(err) {
 		c.refused = err
 	}

@@ -31,8 +31,9 @@ type Set struct {
 	last map[*Code]uint64 // resident codes, by last use
 
 	// Compiles by whether a call waits for them: calls is how many a call
-	// waits for, callsDone closes when that falls to zero, and bg holds the
-	// warm-up's own, which a call's compile stops (yield). Under mu.
+	// waits for, callsDone closes when that falls to zero, and bg holds
+	// those of background work that no call waits for, which a call's
+	// compile stops (callWaitsLocked). Under mu.
 	calls     int
 	callsDone chan struct{}
 	bg        map[*compiling]struct{}
@@ -132,8 +133,8 @@ func (s *Set) noCallCompiling(ctx context.Context) error {
 	}
 }
 
-// begin records a compile starting: the warm-up's own (background), or
-// one a call waits for, which stops the warm-up's.
+// begin records a compile starting: background work's, or one a call
+// waits for, which stops the background ones.
 func (s *Set) begin(p *compiling, background bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -145,8 +146,8 @@ func (s *Set) begin(p *compiling, background bool) {
 	s.callWaitsLocked()
 }
 
-// join records a call waiting for p: a warm-up's compile becomes one a
-// call waits for, and no longer stops.
+// join records a call waiting for p: a background compile becomes one a
+// call waits for, and is no longer stopped.
 func (s *Set) join(p *compiling) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,7 +173,7 @@ func (s *Set) end(p *compiling) {
 }
 
 // callWaitsLocked counts one more compile a call waits for, and stops the
-// warm-up's compiles. Callers hold s.mu.
+// background ones. Callers hold s.mu.
 func (s *Set) callWaitsLocked() {
 	if s.calls == 0 {
 		s.callsDone = make(chan struct{})
