@@ -23,19 +23,19 @@ import (
 func TestCompileWorkersDeterministic(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	var r compile.Running
-	first, doneFirst := r.Begin()
-	second, doneSecond := r.Begin()
+	ctx := context.Background()
+	first, doneFirst := r.Begin(ctx)
+	second, doneSecond := r.Begin(ctx)
 	if first != procs || second != max(1, procs/2) {
 		t.Fatalf("workers of a lone compile and of a second one at once = %d, %d; want %d, %d", first, second, procs, max(1, procs/2))
 	}
 	doneSecond()
 	doneFirst()
-	if again, done := r.Begin(); again != procs {
+	if again, done := r.Begin(ctx); again != procs {
 		t.Fatalf("workers once the others are done = %d; want %d", again, procs)
 	} else {
 		done()
 	}
-	ctx := context.Background()
 	if got := experimental.GetCompilationWorkers(compile.WithWorkers(ctx, 3)); got != 3 {
 		t.Fatalf("WithWorkers(3) asks for %d workers", got)
 	}

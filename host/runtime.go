@@ -195,7 +195,7 @@ func openCache(dir string) (wazero.CompilationCache, string, error) {
 // write fails, so compiling again takes it from there). Its errors are the
 // module's own, or a *CacheError.
 func (r *Runtime) compileWasm(ctx context.Context, path string, wasm []byte) (wazero.CompiledModule, error) {
-	workers, done := r.compiling.Begin()
+	workers, done := r.compiling.Begin(ctx)
 	defer done()
 	ctx = compile.WithWorkers(ctx, workers)
 	if r.guard == nil {

@@ -19,6 +19,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,7 +135,7 @@ func (c *Child) Compile(ctx context.Context, wasm []byte, sum [sha256.Size]byte)
 		return nil // compiled within these limits before (mark.go)
 	}
 	c.started.Add(1)
-	workers, done := c.running.Begin()
+	workers, done := c.running.Begin(ctx)
 	defer done()
 	cpu, mem := lim.CPUTime, lim.MemoryBytes
 	timeout := compileWallFactor * cpu
@@ -253,10 +254,20 @@ type Running struct{ n atomic.Int32 }
 
 // Begin counts a compile in and returns its workers, GOMAXPROCS divided
 // among the compiles now running (at least one), and done, which counts
-// it out. A compile keeps the share it started with.
-func (r *Running) Begin() (workers int, done func()) {
+// it out. A compile keeps the share it started with. One whose ctx ends
+// counts out then: a child whose compile was stopped is being killed, and
+// the compile that stopped it (a call's, stopping the background ones:
+// host/internal/resident) must find the CPUs free when it begins, a few
+// milliseconds later, not when the killed child has been reaped.
+func (r *Running) Begin(ctx context.Context) (workers int, done func()) {
 	n := int(r.n.Add(1))
-	return max(1, runtime.GOMAXPROCS(0)/n), func() { r.n.Add(-1) }
+	var once sync.Once
+	out := func() { once.Do(func() { r.n.Add(-1) }) }
+	stop := context.AfterFunc(ctx, out)
+	return max(1, runtime.GOMAXPROCS(0)/n), func() {
+		stop()
+		out()
+	}
 }
 
 // watch ends the process once the memory the Go runtime has mapped passes
