@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/resident"
 	"github.com/toolhost/toolhost/internal/attempt"
 )
 
@@ -268,13 +269,15 @@ func TestWarmUpCompilesListedModules(t *testing.T) {
 	}
 }
 
-// A compile on demand that the runtime's closing stops is not a failure
-// of the module: it says so at debug level, without the warning a real
-// failure gets, so stopping a server during a lazy start logs no
+// A compile on demand that the runtime's closing stops, or that a call's
+// compile stops (a background one), is not a failure of the module: it
+// says so at debug level, without the warning a real failure gets, so
+// stopping a server during a lazy start, or calling during one, logs no
 // warnings.
 func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
 	cache, path := describedOnce(t, "echo")
-	for name, stop := range map[string]bool{"stopped": true, "failed": false} {
+	for name, want := range map[string]string{"stopped": "runtime is closing", "yielded": "stopped for a call's compile", "failed": ""} {
+		stop := want != ""
 		t.Run(name, func(t *testing.T) {
 			var logs strings.Builder
 			rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true,
@@ -283,13 +286,17 @@ func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancelCause(context.Background())
 			if stop {
 				// The compiled code gone too, so the compile has work to stop.
 				dropCompiledCode(t, cache)
-				cancel()
+				if name == "yielded" {
+					cancel(resident.ErrYielded)
+				} else {
+					cancel(nil)
+				}
 			} else {
-				defer cancel()
+				defer cancel(nil)
 				// A real failure: the file no longer holds the bytes it was listed with.
 				orig, err := os.ReadFile(path)
 				if err != nil {
@@ -304,7 +311,7 @@ func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
 				t.Fatal("compile succeeded; want it stopped or failed")
 			}
 			warned := strings.Contains(logs.String(), "level=WARN")
-			if stop && (warned || !strings.Contains(logs.String(), "runtime is closing")) {
+			if stop && (warned || !strings.Contains(logs.String(), want)) {
 				t.Fatalf("stopped compile logged:\n%s\nwant a debug line and no warning", logs.String())
 			}
 			if !stop && !strings.Contains(logs.String(), "level=WARN msg=\"compiling a module on demand failed\"") {

@@ -71,9 +71,10 @@ func (m *Module) compileOnDemand(ctx context.Context) (wazero.CompiledModule, er
 	if err != nil {
 		switch {
 		case errors.Is(context.Cause(ctx), resident.ErrYielded):
-			// A warm-up compile that gave the CPUs to a call's: it runs
-			// again once no call waits for a compile.
-			m.rt.logger.Debug("a warm-up compile stopped for a call's compile; it starts again after it", "file", m.Path)
+			// A background compile (the warm-up, a manifest check) that
+			// gave the CPUs to a call's: it runs again once no call waits
+			// for a compile.
+			m.rt.logger.Debug("a background compile stopped for a call's compile; it starts again after it", "file", m.Path)
 		case ctx.Err() != nil:
 			// ctx is the resident set's lifetime: it ends when the runtime
 			// closes, so this compile was stopped by the shutdown, not failed.
