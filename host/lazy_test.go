@@ -276,8 +276,11 @@ func TestWarmUpCompilesListedModules(t *testing.T) {
 // warnings.
 func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
 	cache, path := describedOnce(t, "echo")
-	for name, want := range map[string]string{"stopped": "runtime is closing", "yielded": "stopped for a call's compile", "failed": ""} {
-		stop := want != ""
+	for name, tc := range map[string]struct {
+		cause error  // what stops the compile (nil: context.Canceled, as the runtime's closing)
+		want  string // the debug line; "" for a real failure, which is not stopped
+	}{"stopped": {nil, "runtime is closing"}, "yielded": {resident.ErrYielded, "stopped for a call's compile"}, "failed": {nil, ""}} {
+		stop, want := tc.want != "", tc.want
 		t.Run(name, func(t *testing.T) {
 			var logs strings.Builder
 			rt := newRuntime(t, host.Config{CacheDir: cache, Lazy: true,
@@ -290,11 +293,7 @@ func TestCompileStoppedByCloseIsNotAWarning(t *testing.T) {
 			if stop {
 				// The compiled code gone too, so the compile has work to stop.
 				dropCompiledCode(t, cache)
-				if name == "yielded" {
-					cancel(resident.ErrYielded)
-				} else {
-					cancel(nil)
-				}
+				cancel(tc.cause)
 			} else {
 				defer cancel(nil)
 				// A real failure: the file no longer holds the bytes it was listed with.
