@@ -307,6 +307,12 @@ func (e *engine) compileModule(ctx context.Context, module *wasm.Module, listene
 		fe := frontend.NewFrontendCompiler(module, ssaBuilder, &cm.offsets, ensureTermination, withListener, needSourceInfo)
 
 		for i := range module.CodeSection {
+			// As the workers below do: a caller that gives up on the
+			// compile (toolhost stops a background compile for a call's)
+			// gets its CPU back within one function.
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
 			if wazevoapi.DeterministicCompilationVerifierEnabled {
 				i = indexes[i]
 			}
