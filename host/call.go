@@ -70,6 +70,18 @@ func (m *Module) Do(ctx context.Context, req Request) (json.RawMessage, error) {
 }
 
 func (m *Module) call(ctx context.Context, req Request) (json.RawMessage, error) {
+	// Its compile runs: a fresh instance on the interpreter meanwhile,
+	// chosen by Prepare or here.
+	f := preparedForm(ctx, m)
+	if f == nil {
+		if f = m.interpretedFor(ctx); f != nil {
+			defer m.doneInterpreting(f)
+		}
+	}
+	if f != nil {
+		req.Reuse = false
+		return f.mod.call(ctx, req)
+	}
 	tool, args := req.Tool, req.Args
 	lim := limitsWithDefaults(req.Limits, m.rt.cfg.Limits)
 	// The ABI promises the guest a JSON object or nothing (docs/ABI.md).

@@ -19,12 +19,18 @@ import (
 // section's payload first (a section that lies).
 func embeddedEcho(t *testing.T, edit func(map[string]any)) string {
 	t.Helper()
-	wasm, err := os.ReadFile(watPath(t, "echo"))
+	return embedded(t, "echo", edit)
+}
+
+// embedded is embeddedEcho for the fixture testdata/wat/NAME.wat.
+func embedded(t *testing.T, name string, edit func(map[string]any)) string {
+	t.Helper()
+	wasm, err := os.ReadFile(watPath(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt := newRuntime(t, host.Config{CacheDir: t.TempDir()})
-	out, err := rt.EmbedManifest(context.Background(), "echo.wasm", wasm)
+	out, err := rt.EmbedManifest(context.Background(), name+".wasm", wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +49,7 @@ func embeddedEcho(t *testing.T, edit func(map[string]any)) string {
 			t.Fatal(err)
 		}
 	}
-	p := filepath.Join(t.TempDir(), "echo.wasm")
+	p := filepath.Join(t.TempDir(), name+".wasm")
 	if err := os.WriteFile(p, out, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,11 @@ func (m *Module) newModule(ctx context.Context, lim Limits, cfg wazero.ModuleCon
 	if err != nil {
 		return nil, err
 	}
-	mod, err := m.rt.rt.InstantiateModule(m.snap.instantiating(ctx, m, compiled, lim), compiled, cfg)
+	rt := m.rt.rt
+	if m.interpreted {
+		rt = m.rt.interp.rt
+	}
+	mod, err := rt.InstantiateModule(m.snap.instantiating(ctx, m, compiled, lim), compiled, cfg)
 	if err != nil {
 		m.releaseCode()
 		return nil, err

@@ -27,7 +27,15 @@ func (r *Runtime) TakeSlot(ctx context.Context) (func(), error) {
 
 // WaitBackground waits for the compiles the runtime started in the
 // background (Config.WarmUp) and on demand so far.
-func (r *Runtime) WaitBackground() { r.residents.Wait() }
+func (r *Runtime) WaitBackground() { r.residents.Wait(); r.interp.retiring.Wait() }
+
+// Interpreting reports whether m has an interpreted form now
+// (Config.Interpret).
+func (m *Module) Interpreting() bool {
+	m.interpMu.Lock()
+	defer m.interpMu.Unlock()
+	return m.interp != nil
+}
 
 // Recompile compiles the module from its file as a call on demand does.
 func (m *Module) Recompile(ctx context.Context) error {

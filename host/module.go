@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolhost/toolhost/abi"
@@ -47,6 +48,13 @@ type Module struct {
 
 	// ext marks an Extism plugin (extism.go); nil for a toolhost ABI module.
 	ext *extismPlugin
+
+	// interpreted marks a module compiled on wazero's interpreter, for
+	// the calls that come while its compile runs (interp.go); interp is
+	// that module, when a tool module has one now.
+	interpreted bool
+	interpMu    sync.Mutex
+	interp      *interpForm
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
@@ -141,6 +149,14 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 // shape complaint), and the memory floor against the limit. Every failure
 // is a *LoadError naming path.
 func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sha256.Size]byte, exports []export, shapeNote string) (*Module, error) {
+	return r.compileOn(ctx, path, wasm, sum, exports, shapeNote, nil)
+}
+
+// compileOn is compile, for the compiler (on nil) or, for a module m that
+// runs interpreted while it compiles (interp.go), on the interpreter: the
+// same checks of the bytes and of the compiled module, no compiler child
+// and no file cache. The interpreted module shares m's memory pool.
+func (r *Runtime) compileOn(ctx context.Context, path string, wasm []byte, sum [sha256.Size]byte, exports []export, shapeNote string, interpreting *Module) (*Module, error) {
 	// Loads, compiles on demand and warm-up all come through here.
 	r.settle.begin()
 	defer r.settle.end()
@@ -155,13 +171,18 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	}
 	// Tens of thousands of data segments cost every instance: join them.
 	checked = wasmcheck.CoalesceData(checked)
-	// In a child first, under a deadline and a memory limit: compiling
-	// has neither in wazero, and a hostile module can make it take
-	// minutes and gigabytes. The child fills the cache we then load from.
-	if err := r.child.Compile(ctx, checked, sum); err != nil {
-		return fail(err, "%v", err)
+	var compiled wazero.CompiledModule
+	if interpreting != nil {
+		compiled, err = r.interp.compile(ctx, checked)
+	} else {
+		// In a child first, under a deadline and a memory limit: compiling
+		// has neither in wazero, and a hostile module can make it take
+		// minutes and gigabytes. The child fills the cache we then load from.
+		if err := r.child.Compile(ctx, checked, sum); err != nil {
+			return fail(err, "%v", err)
+		}
+		compiled, err = r.compileWasm(ctx, path, checked)
 	}
-	compiled, err := r.compileWasm(ctx, path, checked)
 	var cerr *CacheError
 	if errors.As(err, &cerr) {
 		return fail(err, "%v", err) // not the module's fault: do not call it invalid
@@ -169,9 +190,15 @@ func (r *Runtime) compile(ctx context.Context, path string, wasm []byte, sum [sh
 	if err != nil {
 		return fail(err, "not a valid WebAssembly module: %v", err)
 	}
-	r.compiles.Add(1)
-	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r, mem: membuf.NewPool(r.mem)}
-	m.newCode(compiled)
+	m := &Module{Path: path, SHA256: hex.EncodeToString(sum[:]), rt: r}
+	if interpreting != nil {
+		m.mem, m.interpreted = interpreting.mem, true
+		m.code = r.interp.set.Code(compiled, nil)
+	} else {
+		r.compiles.Add(1)
+		m.mem = membuf.NewPool(r.mem)
+		m.newCode(compiled)
+	}
 	if shapeNote == "" { // a tool module (a planner is never an Extism plugin)
 		ext, reason := extismShape(compiled)
 		if reason != "" {

@@ -18,6 +18,11 @@ type prepared struct {
 	slot   bool        // an admission slot is held
 	taken  atomic.Bool // the call's fresh instance took the slot
 	finish sync.Once
+
+	// form, when the call runs on the interpreter while of's code
+	// compiles (interp.go): m is then form's module.
+	form *interpForm
+	of   *Module
 }
 
 type preparedKey struct{}
@@ -36,6 +41,9 @@ type preparedKey struct{}
 // error Do would have returned (an *abi.Error when the file changed since
 // it was listed, a *Fault when the code does not compile).
 func (m *Module) Prepare(ctx context.Context, req Request) (context.Context, func(), error) {
+	if f := m.interpretedFor(ctx); f != nil {
+		return m.prepareInterpreted(ctx, req, f)
+	}
 	if _, err := m.acquireCode(ctx); err != nil {
 		return nil, nil, m.prepareError(ctx, req.Tool, err)
 	}
@@ -50,13 +58,42 @@ func (m *Module) Prepare(ctx context.Context, req Request) (context.Context, fun
 	return context.WithValue(ctx, preparedKey{}, p), p.done, nil
 }
 
+// prepareInterpreted is Prepare for a call that runs on f, m's
+// interpreted form: its code and a slot for its fresh instance.
+func (m *Module) prepareInterpreted(ctx context.Context, req Request, f *interpForm) (context.Context, func(), error) {
+	if _, err := f.mod.acquireCode(ctx); err != nil { // counted by f, so not closed
+		m.doneInterpreting(f)
+		return nil, nil, m.prepareError(ctx, req.Tool, err)
+	}
+	if err := m.rt.admit.enter(ctx); err != nil {
+		f.mod.releaseCode()
+		m.doneInterpreting(f)
+		return nil, nil, m.prepareError(ctx, req.Tool, err)
+	}
+	p := &prepared{m: f.mod, slot: true, form: f, of: m}
+	return context.WithValue(ctx, preparedKey{}, p), p.done, nil
+}
+
 func (p *prepared) done() {
 	p.finish.Do(func() {
 		if p.slot {
 			p.m.rt.admit.leave()
 		}
 		p.m.releaseCode()
+		if p.form != nil {
+			p.of.doneInterpreting(p.form)
+		}
 	})
+}
+
+// preparedForm is the interpreted form Prepare chose for a call of m
+// that ctx carries, or nil.
+func preparedForm(ctx context.Context, m *Module) *interpForm {
+	p, _ := ctx.Value(preparedKey{}).(*prepared)
+	if p == nil || p.of != m {
+		return nil
+	}
+	return p.form
 }
 
 // takeSlot hands the prepared slot to the one fresh instance of the call,

@@ -106,9 +106,9 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 	if err != nil {
 		return nil, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s cannot be read to compile it: %v", m.Path, err)}
 	}
-	sum := sha256.Sum256(wasm)
-	if hex.EncodeToString(sum[:]) != m.SHA256 {
-		return nil, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s changed on disk since it was loaded; call again once it reloads", m.Path)}
+	sum, err := m.sameBytes(wasm)
+	if err != nil {
+		return nil, err
 	}
 	fresh, err := m.rt.compile(ctx, m.Path, wasm, sum, wantExports, "")
 	if err == nil && m.Unverified() {
@@ -129,13 +129,31 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 		}
 		return nil, err
 	}
-	if fresh.minBytes != m.minBytes || fresh.egress != m.egress || fresh.notes != m.notes || fresh.hasInit != m.hasInit ||
-		!sameExtism(fresh.ext, m.ext) {
+	if !m.sameFacts(fresh) {
 		_ = fresh.code.Compiled().Close(ctx)
 		m.rt.dropDescribe(m.SHA256)
 		return nil, &Fault{Module: m.Path, Reason: "the compiled module does not match its describe cache entry (entry deleted; it is described again on the next load)"}
 	}
 	return fresh.code.Compiled(), nil
+}
+
+// sameBytes returns the sha256 of wasm, read from m's file again, or a
+// transient error when the file no longer holds the bytes m was listed
+// with: a changed file is a reload's business, and until it lands the
+// call is told to try again.
+func (m *Module) sameBytes(wasm []byte) ([sha256.Size]byte, error) {
+	sum := sha256.Sum256(wasm)
+	if hex.EncodeToString(sum[:]) != m.SHA256 {
+		return sum, &abi.Error{Kind: abi.KindTransient, Message: fmt.Sprintf("module %s changed on disk since it was loaded; call again once it reloads", m.Path)}
+	}
+	return sum, nil
+}
+
+// sameFacts reports whether fresh, m's file compiled again, has the facts
+// m was listed with.
+func (m *Module) sameFacts(fresh *Module) bool {
+	return fresh.minBytes == m.minBytes && fresh.egress == m.egress && fresh.notes == m.notes && fresh.hasInit == m.hasInit &&
+		sameExtism(fresh.ext, m.ext)
 }
 
 // ModuleStats is what the runtime has done with its modules' code.
@@ -153,13 +171,17 @@ type ModuleStats struct {
 	Resident int
 	// Released counts compiled code released under Config.MaxResident.
 	Released uint64
+	// Interpreted counts the interpreted forms made (Config.Interpret):
+	// modules whose calls ran on the interpreter while they compiled.
+	Interpreted uint64
 }
 
 // ModuleStats returns the runtime's counts so far.
 func (r *Runtime) ModuleStats() ModuleStats {
 	s := r.residents.Stats()
 	return ModuleStats{Compiles: r.compiles.Load(), DescribeHits: r.describeHits.Load(),
-		Compiling: s.Compiling, WarmQueued: s.Queued, Resident: s.Resident, Released: s.Released}
+		Compiling: s.Compiling, WarmQueued: s.Queued, Resident: s.Resident, Released: s.Released,
+		Interpreted: r.interpForms.Load()}
 }
 
 // Resident reports whether the module's compiled code is in memory.

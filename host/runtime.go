@@ -92,6 +92,17 @@ type Config struct {
 	// Reuse configures warm instances for the tools that allow them (see
 	// Reuse); the zero value is reuse on, within the default bounds.
 	Reuse Reuse
+	// Interpret runs the calls of a module whose code is not compiled, and
+	// would not load from the file cache, on wazero's interpreter while its
+	// compile runs, instead of waiting for it: a Go tool's first call
+	// after a cold start then answers in a few hundred milliseconds rather
+	// than its compile's seconds, about ten times slower than compiled
+	// code. One module at a time, of at most MaxInterpretBytes, has an
+	// interpreted form, held for as long as its compile runs; Extism
+	// plugins and planners always wait. It needs Compile's child, whose
+	// marks tell a module never compiled from one the file cache holds;
+	// without one it does nothing.
+	Interpret bool
 }
 
 // Runtime is one wazero runtime shared by every module. It is safe for
@@ -116,6 +127,8 @@ type Runtime struct {
 	settle                 *settler                        // frees loading's garbage (settle.go)
 	mem                    *membuf.Budget                  // what modules' memory pools keep
 	kick                   *kick.Kicker                    // wakes the scheduler at call deadlines; nil: none
+	interp                 *interpreter                    // Config.Interpret (interp.go)
+	interpForms            atomic.Uint64                   // interpreted forms made
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file
@@ -148,6 +161,20 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		rc = rc.WithCompilationCache(cache)
 		guard = compile.NewGuard(cacheDir, logger)
 	}
+	rt, err := newWazero(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	settle := newSettler()
+	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, child: compile.NewChild(cfg.Compile, cacheDir), cfg: cfg, logger: logger, grants: grants,
+		residents: resident.NewSet(cfg.MaxResident, runtime.GOMAXPROCS(0)/2, refusesForGood), admit: newAdmission(cfg.MaxFresh),
+		warm: newWarmPools(cfg.Reuse, logger), settle: settle,
+		mem: membuf.NewBudget(func() { settle.begin(); settle.end() }), kick: kick.New(), interp: newInterpreter()}, nil
+}
+
+// newWazero makes a wazero runtime with rc and the host modules every
+// module may import: WASI preview 1, toolhost_v1 and Extism's env.
+func newWazero(ctx context.Context, rc wazero.RuntimeConfig) (wazero.Runtime, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		_ = rt.Close(ctx)
@@ -161,11 +188,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		_ = rt.Close(ctx)
 		return nil, fmt.Errorf("host: instantiating %s: %w", extism.EnvModule, err)
 	}
-	settle := newSettler()
-	return &Runtime{rt: rt, cache: cache, cacheDir: cacheDir, guard: guard, child: compile.NewChild(cfg.Compile, cacheDir), cfg: cfg, logger: logger, grants: grants,
-		residents: resident.NewSet(cfg.MaxResident, runtime.GOMAXPROCS(0)/2, refusesForGood), admit: newAdmission(cfg.MaxFresh),
-		warm: newWarmPools(cfg.Reuse, logger), settle: settle,
-		mem: membuf.NewBudget(func() { settle.begin(); settle.end() }), kick: kick.New()}, nil
+	return rt, nil
 }
 
 func openCache(dir string) (wazero.CompilationCache, string, error) {
@@ -253,6 +276,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 	r.warm.Close()
 	r.grants.Close()
 	err := r.rt.Close(ctx)
+	if ierr := r.interp.close(ctx); err == nil {
+		err = ierr
+	}
 	if r.cache != nil {
 		if cerr := r.cache.Close(ctx); err == nil {
 			err = cerr

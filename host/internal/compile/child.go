@@ -120,6 +120,14 @@ func NewChild(lim Limits, cacheDir string) *Child {
 // Started counts the compiler children started so far.
 func (c *Child) Started() uint64 { return c.started.Load() }
 
+// Marked reports whether a compiler child compiled the module whose file's
+// bytes have the sha256 sum within these limits before, so that its next
+// compile loads from the file cache (see mark): false with no child or no
+// file cache, where nothing says.
+func (c *Child) Marked(sum [sha256.Size]byte) bool {
+	return len(c.lim.Command) > 0 && compiled(c.mark(sum))
+}
+
 // Compile compiles wasm, whose file's bytes have the sha256 sum, in a
 // child under the limits. nil means it compiled (and the cache, if any,
 // holds it), or that it failed as a module does: the runtime compiles it

@@ -83,6 +83,17 @@ func (c *Code) Resident() bool {
 	return c.compiled != nil
 }
 
+// Refusal is the error every Acquire returns now without compiling (the
+// module closed, or its code refused for good), or nil.
+func (c *Code) Refusal() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errModuleClosed
+	}
+	return c.refused
+}
+
 // Acquire returns the compiled code, compiling it first if it is not
 // resident, and counts a user until Release. Waiting for the compile ends
 // with ctx (the caller's deadline); the compile itself goes on for the

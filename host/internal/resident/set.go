@@ -167,8 +167,31 @@ func (s *Set) end(p *compiling) {
 		delete(s.bg, p)
 		return
 	}
+	s.callEndsLocked()
+}
+
+// callEndsLocked counts one compile fewer that a call waits for. Callers
+// hold s.mu.
+func (s *Set) callEndsLocked() {
 	if s.calls--; s.calls == 0 {
 		close(s.callsDone)
+	}
+}
+
+// Hold counts work a call waits for that is not one of the set's compiles
+// (a module's interpreted form being made) as a call's compile: background
+// work waits, and background compiles stop, until release is called.
+func (s *Set) Hold() (release func()) {
+	s.mu.Lock()
+	s.callWaitsLocked()
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.callEndsLocked()
+			s.mu.Unlock()
+		})
 	}
 }
 

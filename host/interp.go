@@ -1,0 +1,192 @@
+package host
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/toolhost/toolhost/host/internal/resident"
+	"github.com/toolhost/toolhost/third_party/wazero"
+)
+
+// MaxInterpretBytes is the largest module file Config.Interpret runs on
+// the interpreter: its form of a module holds about 30 bytes of heap per
+// byte of code (94 MiB for a 4.5 MB Go tool), for as long as the module's
+// compile runs.
+const MaxInterpretBytes = 6 << 20
+
+// interpreter is wazero's interpreter beside the runtime's compiler, made
+// on first use, with the same host modules: it runs the calls of a module
+// whose compile is under way (Config.Interpret). Its slot lets one module
+// at a time have an interpreted form, so the forms' heap stays bounded.
+type interpreter struct {
+	once sync.Once
+	rt   wazero.Runtime
+	err  error
+	set  *resident.Set // the interpreted forms' code: never bounded, never compiled on demand
+	slot chan struct{}
+
+	retiring sync.WaitGroup // retireWhenCompiled goroutines
+}
+
+func newInterpreter() *interpreter {
+	return &interpreter{set: resident.NewSet(0, 1, nil), slot: make(chan struct{}, 1)}
+}
+
+// compile compiles wasm (checked) on the interpreter. Its compile is a
+// linear translation of the bytecode, bounded by MaxInterpretBytes; it
+// stops when ctx ends.
+func (in *interpreter) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	in.once.Do(func() {
+		in.rt, in.err = newWazero(context.Background(), wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))
+	})
+	if in.err != nil {
+		return nil, in.err
+	}
+	return in.rt.CompileModule(ctx, wasm)
+}
+
+// close closes the interpreter's runtime, if it was made.
+func (in *interpreter) close(ctx context.Context) error {
+	in.retiring.Wait() // they end with the runtime's compiles
+	in.set.Close()
+	in.once.Do(func() {}) // none made from here on
+	if in.rt == nil {
+		return nil
+	}
+	return in.rt.Close(ctx)
+}
+
+// interpForm is a module's interpreted form while its compile runs: the
+// module compiled on the interpreter, and how many calls use it now.
+// Guarded by the module's interpMu.
+type interpForm struct {
+	mod     *Module
+	calls   int
+	retired bool // the compile ended: closed once calls is 0
+}
+
+// interpretedFor returns the interpreted form to run a call of m on (its
+// module is f.mod), counted as a call until doneInterpreting, or nil for the call to wait
+// for m's compile as without Config.Interpret: m's code is resident, or a
+// compile of it will load from the file cache (a compiler child compiled
+// it before), or it is an Extism plugin, a planner or larger than
+// MaxInterpretBytes, or another module holds the interpreter's slot, or
+// its interpreted form cannot be made here. The first call to find none
+// makes it, and starts m's compile as a call's; the form goes when the
+// compile ends.
+func (m *Module) interpretedFor(ctx context.Context) *interpForm {
+	if !m.rt.cfg.Interpret || m.ext != nil || m.interpreted || m.code.Resident() || m.code.Refusal() != nil {
+		return nil
+	}
+	m.interpMu.Lock()
+	defer m.interpMu.Unlock()
+	if f := m.interp; f != nil {
+		f.calls++
+		return f
+	}
+	sum, err := hex.DecodeString(m.SHA256)
+	if err != nil || len(sum) != 32 || m.rt.child.Marked([32]byte(sum)) {
+		return nil
+	}
+	select {
+	case m.rt.interp.slot <- struct{}{}:
+	default:
+		return nil
+	}
+	// Made with the CPUs to itself, as a call's compile is: the
+	// background compiles stop meanwhile.
+	release := m.rt.residents.Hold()
+	defer release()
+	start := time.Now()
+	mod, err := m.interpret(ctx)
+	if err != nil {
+		<-m.rt.interp.slot
+		if ctx.Err() == nil {
+			m.rt.logger.Debug("the module cannot run on the interpreter; its calls wait for its compile", "file", m.Path, "err", err)
+		}
+		return nil
+	}
+	m.rt.interpForms.Add(1)
+	m.rt.logger.Info("module runs on the interpreter until its compile ends", "file", m.Path, "took", time.Since(start))
+	f := &interpForm{mod: mod, calls: 1}
+	m.interp = f
+	m.rt.interp.retiring.Add(1)
+	go m.retireWhenCompiled(f)
+	return f
+}
+
+// interpret compiles m's file on the interpreter and checks it as its
+// compile would: the file still holds m's bytes, within
+// MaxInterpretBytes, its shape and facts are those m was listed with, and
+// a module listed from its toolhost.manifest section describes itself as
+// the section says (which verifies the section, as a compile does).
+func (m *Module) interpret(ctx context.Context) (*Module, error) {
+	wasm, err := ReadModuleFile(m.Path)
+	if err != nil {
+		return nil, err
+	}
+	if len(wasm) > MaxInterpretBytes {
+		return nil, fmt.Errorf("%d bytes, over the interpreter's %d", len(wasm), MaxInterpretBytes)
+	}
+	sum, err := m.sameBytes(wasm)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := m.rt.compileOn(ctx, m.Path, wasm, sum, wantExports, "", m)
+	if err != nil {
+		return nil, err
+	}
+	if m.Unverified() {
+		err = m.verifyClaim(ctx, mod)
+	} else if !m.sameFacts(mod) {
+		err = errors.New("the module does not match what it was listed with")
+	}
+	if err != nil {
+		_ = mod.code.Close(ctx)
+		return nil, err
+	}
+	return mod, nil
+}
+
+// doneInterpreting ends a call of f that interpretedFor counted.
+func (m *Module) doneInterpreting(f *interpForm) {
+	m.interpMu.Lock()
+	f.calls--
+	closing := f.retired && f.calls == 0
+	m.interpMu.Unlock()
+	if closing {
+		m.closeInterpreted(f)
+	}
+}
+
+// retireWhenCompiled waits for m's compile (started as a call's: the
+// background compiles stop for it) and then retires f: no call starts on
+// it after that, and it is closed, giving back the interpreter's slot, when
+// the last one ends. A compile that fails retires it too: the calls after
+// get the compile's error, as without the interpreter.
+func (m *Module) retireWhenCompiled(f *interpForm) {
+	defer m.rt.interp.retiring.Done()
+	if _, err := m.code.Acquire(context.Background()); err == nil {
+		m.releaseCode()
+	}
+	m.interpMu.Lock()
+	f.retired = true
+	if m.interp == f {
+		m.interp = nil
+	}
+	closing := f.calls == 0
+	m.interpMu.Unlock()
+	if closing {
+		m.closeInterpreted(f)
+	}
+}
+
+// closeInterpreted closes a retired form no call uses.
+func (m *Module) closeInterpreted(f *interpForm) {
+	_ = f.mod.code.Close(context.Background())
+	<-m.rt.interp.slot
+}
