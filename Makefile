@@ -239,7 +239,11 @@ abi-bundle:
 # experimental is imported by internal/wasm (a cycle otherwise), +27 KB
 # with host/snapshot.go (30,642,148 -> 30,669,345 bytes, within the size
 # budget).
-SIZE_BUDGET := 30700000
+# 30.7 -> 30.75 MB for the interpreter tier (issue 26 target 3, session
+# 13: a cold module's first calls run on wazero's interpreter while it
+# compiles): the interpreter engine's code, linked but dead until now, and
+# host/interp.go, +36,883 bytes (30,669,345 -> 30,706,228), no new package.
+SIZE_BUDGET := 30750000
 PKG_BUDGET  := 760
 deps-guard: $(BIN)
 	@bad=$$($(GO) list -tags '$(BUILDTAGS)' -deps ./cmd/toolhost | grep -E '^(gonum\.org/v1/plot|codeberg\.org/go-(fonts|latex|pdf)|git\.sr\.ht/~sbinet/gg|github\.com/ajstarks/svgo|golang\.org/x/image)' || true); \

@@ -286,6 +286,8 @@ func extremes() []extreme {
 		got: func(t *testing.T, c *config.Config) any { return served(t, c).Lazy }})
 	add(extreme{section: "runtime", key: "warm_up", values: []string{"false", "true"}, want: yes,
 		got: func(t *testing.T, c *config.Config) any { return served(t, c).WarmUp }})
+	add(extreme{section: "runtime", key: "interpret", values: []string{"false", "true"}, want: yes,
+		got: func(t *testing.T, c *config.Config) any { return served(t, c).Interpret }})
 	add(extreme{section: "runtime", key: "max_resident", values: []string{"0", "1000000"}, want: num2int,
 		got: func(t *testing.T, c *config.Config) any { return served(t, c).MaxResident }})
 	add(extreme{section: "runtime", key: "max_fresh", values: []string{"0", "1000000"}, want: num2int,

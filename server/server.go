@@ -126,6 +126,7 @@ func (b *Server) buildTools(ctx context.Context) error {
 	hc := b.op.HostConfig(s.CacheDir, b.logger, s.Compile)
 	hc.Lazy, hc.WarmUp, hc.MaxResident, hc.MaxFresh = s.Lazy, s.WarmUp, s.MaxResident, s.MaxFresh
 	hc.Reuse.Off = s.Reuse == "never"
+	hc.Interpret = s.Lazy && s.Interpret
 	var err error
 	if b.rt, err = host.New(ctx, hc); err != nil {
 		return err

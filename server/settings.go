@@ -83,10 +83,11 @@ type Settings struct {
 	// Idempotency holds the --idempotency-max-* bounds.
 	Idempotency idempotency.Limits
 
-	// Lazy, WarmUp, MaxResident and MaxFresh are --lazy, --warm-up,
-	// --max-resident and --max-fresh, or the [runtime] keys.
-	Lazy, WarmUp          bool
-	MaxResident, MaxFresh int
+	// Lazy, WarmUp, Interpret, MaxResident and MaxFresh are --lazy,
+	// --warm-up, --interpret, --max-resident and --max-fresh, or the
+	// [runtime] keys.
+	Lazy, WarmUp, Interpret bool
+	MaxResident, MaxFresh   int
 
 	// Redis is --redis, or [redis] url.
 	Redis string
@@ -224,6 +225,8 @@ func Flags() []Flag {
 			"[runtime] lazy", func(c *config.Config) *bool { return c.Runtime.Lazy }),
 		keyed("warm-up", true, "with --lazy (the default), compile the modules listed from the describe cache in the background after the start, so most first calls find them ready", func(s *Settings) *bool { return &s.WarmUp },
 			"[runtime] warm_up", func(c *config.Config) *bool { return c.Runtime.WarmUp }),
+		keyed("interpret", true, "with --lazy (the default), a call for a listed module whose code is not in the compilation cache runs on wazero's interpreter while the module compiles, instead of waiting seconds: about ten times slower per call, so one that needs more than a tenth of its timeout may time out; one module of at most 6 MiB at a time, holding about 30 bytes of memory per byte of code until its compile ends", func(s *Settings) *bool { return &s.Interpret },
+			"[runtime] interpret", func(c *config.Config) *bool { return c.Runtime.Interpret }),
 		keyed("max-fresh", 4*runtime.GOMAXPROCS(0), "most fresh instances made and run at once; more calls queue under their deadline (0: no bound). Near the CPU count keeps latency and memory bounded when the CPU is saturated", func(s *Settings) *int { return &s.MaxFresh },
 			"[runtime] max_fresh", func(c *config.Config) *int { return c.Runtime.MaxFresh }),
 		keyed("max-resident", 0, "most modules whose compiled code stays in memory; idle ones past it are released and compiled again (from the cache) on their next call (0: no limit)", func(s *Settings) *int { return &s.MaxResident },

@@ -48,7 +48,7 @@ func TestRuntimeDocExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.Runtime
-	if r.Lazy == nil || !*r.Lazy || r.WarmUp == nil || !*r.WarmUp || r.MaxResident == nil || *r.MaxResident != 12 || r.MaxFresh == nil || *r.MaxFresh != 4 {
+	if r.Lazy == nil || !*r.Lazy || r.WarmUp == nil || !*r.WarmUp || r.Interpret == nil || !*r.Interpret || r.MaxResident == nil || *r.MaxResident != 12 || r.MaxFresh == nil || *r.MaxFresh != 4 {
 		t.Errorf("Runtime = %+v", r)
 	}
 	if (&Config{}).Runtime.Lazy != nil {
