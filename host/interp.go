@@ -70,14 +70,15 @@ type interpForm struct {
 }
 
 // interpretedFor returns the interpreted form to run a call of m on (its
-// module is f.mod), counted as a call until doneInterpreting, or nil for the call to wait
-// for m's compile as without Config.Interpret: m's code is resident, or a
-// compile of it will load from the file cache (a compiler child compiled
-// it before), or it is an Extism plugin, a planner or larger than
-// MaxInterpretBytes, or another module holds the interpreter's slot, or
-// its interpreted form cannot be made here. The first call to find none
-// makes it, and starts m's compile as a call's; the form goes when the
-// compile ends.
+// module is f.mod), counted as a call until doneInterpreting, or nil for
+// the call to wait for m's compile as without Config.Interpret: m's code
+// is resident (a planner's always is), or a compile of it will load from
+// the file cache (a compiler child compiled it before), or it is an
+// Extism plugin or larger than MaxInterpretBytes, or another module holds
+// the interpreter's slot, or its interpreted form cannot be made here.
+// The first call to find none makes it, under that call's ctx (the calls
+// of m meanwhile wait for it on interpMu), and starts m's compile as a
+// call's; the form goes when the compile ends.
 func (m *Module) interpretedFor(ctx context.Context) *interpForm {
 	if !m.rt.cfg.Interpret || m.ext != nil || m.interpreted || m.code.Resident() || m.code.Refusal() != nil {
 		return nil
