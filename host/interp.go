@@ -30,6 +30,8 @@ type interpreter struct {
 	slot chan struct{}
 
 	retiring sync.WaitGroup // retireWhenCompiled goroutines
+
+	beforeForm func() // a test's: runs as a form starts to be made
 }
 
 func newInterpreter() *interpreter {
@@ -75,20 +77,39 @@ type interpForm struct {
 // is resident (a planner's always is), or a compile of it will load from
 // the file cache (a compiler child compiled it before), or it is an
 // Extism plugin or larger than MaxInterpretBytes, or another module holds
-// the interpreter's slot, or its interpreted form cannot be made here.
-// The first call to find none makes it, under that call's ctx (the calls
-// of m meanwhile wait for it on interpMu), and starts m's compile as a
-// call's; the form goes when the compile ends.
+// the interpreter's slot, or its interpreted form cannot be made here, or
+// ctx ended while another call made it.
+// The first call to find none makes it, under that call's ctx, and starts
+// m's compile as a call's; the form goes when the compile ends. The calls
+// of m meanwhile wait for it only as long as their own ctx lasts: a form
+// takes about half a second for a Go tool, longer than a short deadline.
 func (m *Module) interpretedFor(ctx context.Context) *interpForm {
-	if !m.rt.cfg.Interpret || m.ext != nil || m.interpreted || m.code.Resident() || m.code.Refusal() != nil {
+	if !m.rt.cfg.Interpret || m.ext != nil || m.interpreted {
 		return nil
 	}
-	m.interpMu.Lock()
-	defer m.interpMu.Unlock()
-	if f := m.interp; f != nil {
-		f.calls++
-		return f
+	for {
+		// Again after a wait: the compile may have ended meanwhile.
+		if m.code.Resident() || m.code.Refusal() != nil {
+			return nil
+		}
+		m.interpMu.Lock()
+		if f := m.interp; f != nil {
+			f.calls++
+			m.interpMu.Unlock()
+			return f
+		}
+		making := m.interpMaking
+		if making == nil {
+			break // with interpMu held
+		}
+		m.interpMu.Unlock()
+		select {
+		case <-making:
+		case <-ctx.Done():
+			return nil // the wait for the compile ends at once too
+		}
 	}
+	defer m.interpMu.Unlock()
 	sum, err := hex.DecodeString(m.SHA256)
 	if err != nil || len(sum) != 32 || m.rt.child.Marked([32]byte(sum)) {
 		return nil
@@ -98,14 +119,35 @@ func (m *Module) interpretedFor(ctx context.Context) *interpForm {
 	default:
 		return nil
 	}
-	// Made with the CPUs to itself, as a call's compile is: the
-	// background compiles stop meanwhile.
+	making := make(chan struct{})
+	m.interpMaking = making
+	m.interpMu.Unlock()
+	f := m.makeForm(ctx)
+	m.interpMu.Lock()
+	m.interpMaking = nil
+	close(making)
+	if f == nil {
+		<-m.rt.interp.slot
+		return nil
+	}
+	m.interp = f
+	m.rt.interp.retiring.Add(1)
+	go m.retireWhenCompiled(f)
+	return f
+}
+
+// makeForm makes m's interpreted form, counting the call that made it, or
+// returns nil when it cannot. It is made with the CPUs to itself, as a
+// call's compile is: the background compiles stop meanwhile.
+func (m *Module) makeForm(ctx context.Context) *interpForm {
 	release := m.rt.residents.Hold()
 	defer release()
+	if h := m.rt.interp.beforeForm; h != nil {
+		h()
+	}
 	start := time.Now()
 	mod, err := m.interpret(ctx)
 	if err != nil {
-		<-m.rt.interp.slot
 		if ctx.Err() == nil {
 			m.rt.logger.Debug("the module cannot run on the interpreter; its calls wait for its compile", "file", m.Path, "err", err)
 		}
@@ -113,11 +155,7 @@ func (m *Module) interpretedFor(ctx context.Context) *interpForm {
 	}
 	m.rt.interpForms.Add(1)
 	m.rt.logger.Info("module runs on the interpreter until its compile ends", "file", m.Path, "took", time.Since(start))
-	f := &interpForm{mod: mod, calls: 1}
-	m.interp = f
-	m.rt.interp.retiring.Add(1)
-	go m.retireWhenCompiled(f)
-	return f
+	return &interpForm{mod: mod, calls: 1}
 }
 
 // interpret compiles m's file on the interpreter and checks it as its

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -95,6 +96,50 @@ func TestInterpretWhileCompiling(t *testing.T) {
 	if s := rt.ModuleStats(); s.Interpreted != 1 || s.Compiles != 1 {
 		t.Fatalf("at the end: %+v; want the one interpreted form and one compile", s)
 	}
+}
+
+// A call that comes while another call makes the module's interpreted
+// form waits for it only as long as its own ctx lasts (a Go tool's form
+// takes about half a second); the form, once made, serves the calls after.
+func TestInterpretWaitForFormEndsWithCtx(t *testing.T) {
+	rt, m, open := interpreting(t, embeddedEcho(t, nil))
+	var once sync.Once
+	making, gate := make(chan struct{}), make(chan struct{})
+	rt.BeforeForm(func() { once.Do(func() { close(making) }); <-gate })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		_, err := m.Call(ctx, "echo", []byte(`{"i":1}`), host.Limits{})
+		first <- err
+	}()
+	<-making
+	ended, end := context.WithCancel(ctx)
+	end()
+	second := make(chan error, 1)
+	go func() {
+		_, err := m.Call(ended, "echo", []byte(`{"i":2}`), host.Limits{})
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a call whose ctx ended while the form was made: %v; want its ctx's error", err)
+		}
+	case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+		t.Error("a call whose ctx had ended waited for another call's form")
+	}
+	close(gate)
+	if err := <-first; err != nil {
+		t.Fatalf("the call that made the form: %v", err)
+	}
+	if res, err := m.Call(ctx, "echo", []byte(`{"i":3}`), host.Limits{}); err != nil || string(res) != `{"i":3}` || !m.Interpreting() {
+		t.Fatalf("a call after the form: %s, %v, interpreting %v", res, err, m.Interpreting())
+	}
+	if s := rt.ModuleStats(); s.Interpreted != 1 || s.Compiles != 0 {
+		t.Fatalf("%+v; want one interpreted form, nothing compiled", s)
+	}
+	open()
 }
 
 // Through the dispatcher the interpreted form is chosen in Prepare, under

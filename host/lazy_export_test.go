@@ -37,6 +37,10 @@ func (m *Module) Interpreting() bool {
 	return m.interp != nil
 }
 
+// BeforeForm has h run as each interpreted form starts to be made
+// (Config.Interpret). Set it before the runtime's first call.
+func (r *Runtime) BeforeForm(h func()) { r.interp.beforeForm = h }
+
 // Recompile compiles the module from its file as a call on demand does.
 func (m *Module) Recompile(ctx context.Context) error {
 	c, err := m.recompile(ctx)

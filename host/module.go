@@ -51,10 +51,12 @@ type Module struct {
 
 	// interpreted marks a module compiled on wazero's interpreter, for
 	// the calls that come while its compile runs (interp.go); interp is
-	// that module, when a tool module has one now.
-	interpreted bool
-	interpMu    sync.Mutex
-	interp      *interpForm
+	// that module, when a tool module has one now; interpMaking is
+	// closed when the form a call is making now is made or not.
+	interpreted  bool
+	interpMu     sync.Mutex
+	interp       *interpForm
+	interpMaking chan struct{}
 
 	// claim is the manifest of the module's toolhost.manifest section
 	// when it was listed from it (embedded.go), compact; verified is set
