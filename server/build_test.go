@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolhost/toolhost/host"
 )
 
 // Build reads the file Config names when File is nil, and a file it
@@ -51,5 +53,23 @@ func TestBuildRefusesBadSettings(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %q; want %q", err, tc.want)
 		}
+	}
+}
+
+// The runtime's flags reach host.Config, and --interpret only with
+// --lazy (the defaults have both).
+func TestRuntimeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		lazy, interpret, want bool
+	}{{true, true, true}, {true, false, false}, {false, true, false}} {
+		s := Default()
+		s.Lazy, s.Interpret, s.Reuse, s.MaxFresh = tc.lazy, tc.interpret, "never", 3
+		hc := s.runtimeConfig(host.Config{CacheDir: "kept"})
+		if hc.Interpret != tc.want || hc.Lazy != tc.lazy || !hc.Reuse.Off || hc.MaxFresh != 3 || hc.CacheDir != "kept" {
+			t.Errorf("lazy %v, interpret %v: %+v; want Interpret %v", tc.lazy, tc.interpret, hc, tc.want)
+		}
+	}
+	if d := Default(); !d.Lazy || !d.Interpret || !d.runtimeConfig(host.Config{}).Interpret {
+		t.Error("the defaults do not run cold calls on the interpreter")
 	}
 }

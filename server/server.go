@@ -120,15 +120,21 @@ func (b *Server) buildOperator(context.Context) error {
 	return nil
 }
 
-// buildTools starts the runtime and the loader over the plugins folder.
-func (b *Server) buildTools(ctx context.Context) error {
-	s := b.s
-	hc := b.op.HostConfig(s.CacheDir, b.logger, s.Compile)
+// runtimeConfig is hc with the runtime's flags of s set. The interpreter
+// runs only the calls of a lazy start: without --lazy every module is
+// compiled before serve listens, so no call finds one compiling.
+func (s Settings) runtimeConfig(hc host.Config) host.Config {
 	hc.Lazy, hc.WarmUp, hc.MaxResident, hc.MaxFresh = s.Lazy, s.WarmUp, s.MaxResident, s.MaxFresh
 	hc.Reuse.Off = s.Reuse == "never"
 	hc.Interpret = s.Lazy && s.Interpret
+	return hc
+}
+
+// buildTools starts the runtime and the loader over the plugins folder.
+func (b *Server) buildTools(ctx context.Context) error {
+	s := b.s
 	var err error
-	if b.rt, err = host.New(ctx, hc); err != nil {
+	if b.rt, err = host.New(ctx, s.runtimeConfig(b.op.HostConfig(s.CacheDir, b.logger, s.Compile))); err != nil {
 		return err
 	}
 	b.onClose(func() { b.rt.Close(context.Background()) })
