@@ -56,6 +56,13 @@ type Store struct {
 	done    sync.WaitGroup
 	once    sync.Once
 
+	// scans counts the resyncs under way; subscribed is closed once the
+	// first subscription's is counted. Tests wait on them (export_test.go)
+	// to write a key no scan will find.
+	scans      sync.WaitGroup
+	subscribed chan struct{}
+	subOnce    sync.Once
+
 	mu        sync.Mutex
 	closed    bool // Close has begun: no new resync may start
 	listeners []func(tool string)
@@ -82,7 +89,7 @@ type opening struct {
 func New(conn *redisconn.Conn) *Store {
 	s := &Store{conn: conn, id: strconv.FormatInt(time.Now().UnixNano(), 36) + fmt.Sprintf("%p", conn),
 		channel: conn.Key("brk:opened"), out: make(chan opening, 64), stop: make(chan struct{}),
-		queued: map[string]struct{}{}, wake: make(chan struct{}, 1)}
+		queued: map[string]struct{}{}, wake: make(chan struct{}, 1), subscribed: make(chan struct{})}
 	s.sub = conn.Client.Subscribe(context.Background(), s.channel)
 	s.done.Add(3)
 	go s.listen()
@@ -138,6 +145,7 @@ func (s *Store) OnOpened(f func(tool string)) {
 		// Under mu and before Close: listen, publish and pass still
 		// run, so the WaitGroup's count is above zero here.
 		s.done.Add(1)
+		s.scans.Add(1)
 		go s.resync(f)
 	}
 }
@@ -198,7 +206,9 @@ func (s *Store) listen() {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
 				s.done.Add(1)
+				s.scans.Add(1)
 				go s.resync(nil)
+				s.subOnce.Do(func() { close(s.subscribed) })
 			}
 		case *redis.Message:
 			// "from\nms\ntool": ms is ignored, the key is read instead.
@@ -296,6 +306,7 @@ func (s *Store) deliver(tool string) {
 // serve.
 func (s *Store) resync(only func(tool string)) {
 	defer s.done.Done()
+	defer s.scans.Done()
 	prefix := s.key("")
 	var cursor uint64
 	for {

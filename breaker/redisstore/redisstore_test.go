@@ -108,6 +108,9 @@ func TestProbeReadsSharedState(t *testing.T) {
 	srv := redistest.Start(t)
 	short := breaker.Settings{Failures: 1, Cooldown: 50 * time.Millisecond, Jitter: -1}
 	r := newReplica(t, srv, short)
+	// Written after the start's scans, which would hand it on as a
+	// notice and open t before the first call.
+	r.store.WaitScans()
 	if err := r.conn.Client.Set(context.Background(), r.conn.Key("brk:open:t"), "elsewhere", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
