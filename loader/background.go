@@ -232,7 +232,7 @@ func (l *Live) reportBackground(ch *Change) {
 	}
 	left := len(l.bg.pending) // takePreloaded took these out
 	for _, p := range slices.Sorted(slices.Values(ch.Background)) {
-		line := fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v, compiled in the background", p, len(ch.Tools[p]),
+		line := fmt.Sprintf("toolhost: load %s: %s (%s) in %v, compiled in the background", p, countTools(len(ch.Tools[p])),
 			strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
 		for _, e := range ch.Errors {
 			if e.Path == p {

@@ -520,6 +520,14 @@ func (l *Live) swap(next map[string]*liveFile, ch *Change) {
 	l.listDynamic(ch)
 }
 
+// countTools is "1 tool" or "N tools", for the progress lines.
+func countTools(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
+}
+
 // report tells what a rescan did: as human progress lines at start-up
 // (Options.Progress, one per file, like any server's boot log), and as
 // structured log records for every reload after that.
@@ -533,7 +541,7 @@ func (l *Live) report(ch *Change) {
 		// One line per file, in file order, loaded or skipped.
 		lines := map[string]string{}
 		for _, p := range ch.Loaded {
-			lines[p] = fmt.Sprintf("toolhost: load %s: %d tools (%s) in %v", p, len(ch.Tools[p]),
+			lines[p] = fmt.Sprintf("toolhost: load %s: %s (%s) in %v", p, countTools(len(ch.Tools[p])),
 				strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
 			if m, ok := l.files[p].ref.mod.(*host.Module); ok && m.Unverified() {
 				lines[p] += " (from its embedded manifest; compiles in the background, checked against its describe)"

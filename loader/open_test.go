@@ -75,10 +75,10 @@ func TestLoadFolder(t *testing.T) {
 
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
 	wantLines := []string{
-		"toolhost: load " + filepath.Join(dir, "a-echo.wasm") + ": 1 tools (wat.echo) in ",
+		"toolhost: load " + filepath.Join(dir, "a-echo.wasm") + ": 1 tool (wat.echo) in ",
 		"toolhost: skip " + filepath.Join(dir, "b-badversion.wasm") + ": ",
 		"toolhost: skip " + filepath.Join(dir, "c-dupname.wasm") + `: tool "wat.echo" is also declared by ` + filepath.Join(dir, "a-echo.wasm"),
-		"toolhost: load " + filepath.Join(dir, "d-garbage.wasm") + ": 1 tools (wat.garbage) in ",
+		"toolhost: load " + filepath.Join(dir, "d-garbage.wasm") + ": 1 tool (wat.garbage) in ",
 		"toolhost: skip " + filepath.Join(dir, "e-describeloop.wasm") + ": ",
 		"toolhost: skip " + filepath.Join(dir, "f-junk.wasm") + ": ",
 	}
