@@ -38,9 +38,10 @@ func newInterpreter() *interpreter {
 	return &interpreter{set: resident.NewSet(0, 1, nil), slot: make(chan struct{}, 1)}
 }
 
-// compile compiles wasm (checked) on the interpreter. Its compile is a
-// linear translation of the bytecode, bounded by MaxInterpretBytes; it
-// stops when ctx ends.
+// compile compiles wasm (checked) on the interpreter: a linear
+// translation of the bytecode, bounded by MaxInterpretBytes, that stops
+// between two functions when ctx ends (the fork's change; decoding and
+// validating, a fraction of it, run to their end).
 func (in *interpreter) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	in.once.Do(func() {
 		in.rt, in.err = newWazero(context.Background(), wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))

@@ -504,7 +504,7 @@ func (f internalFunction) SourceOffsetForPC(pc experimental.ProgramCounter) uint
 const callFrameStackSize = 0
 
 // CompileModule implements the same method as documented on wasm.Engine.
-func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) error {
+func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) error {
 	if _, ok := e.getCompiledFunctions(module, true); ok { // cache hit!
 		return nil
 	}
@@ -516,6 +516,12 @@ func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners
 	}
 	imported := module.ImportFunctionCount
 	for i := range module.CodeSection {
+		// As the optimizing compiler does: a caller that gives up on the
+		// compile (toolhost makes an interpreted form under a call's
+		// deadline) gets its CPU back within one function.
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		var lsn experimental.FunctionListener
 		if i < len(listeners) {
 			lsn = listeners[i]
