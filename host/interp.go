@@ -13,9 +13,11 @@ import (
 )
 
 // MaxInterpretBytes is the largest module file Config.Interpret runs on
-// the interpreter: its form of a module holds about 30 bytes of heap per
-// byte of code (94 MiB for a 4.5 MB Go tool), for as long as the module's
-// compile runs.
+// the interpreter. Its form of a module holds, for as long as the
+// module's compile runs, the functions its calls have reached, translated
+// on their first calls: about 8 MiB for a Go tool's first call, and at
+// most about 30 bytes of heap per byte of code (94 MiB for a 4.5 MB Go
+// tool) were every function called.
 const MaxInterpretBytes = 6 << 20
 
 // interpreter is wazero's interpreter beside the runtime's compiler, made
@@ -38,10 +40,10 @@ func newInterpreter() *interpreter {
 	return &interpreter{set: resident.NewSet(0, 1, nil), slot: make(chan struct{}, 1)}
 }
 
-// compile compiles wasm (checked) on the interpreter: a linear
-// translation of the bytecode, bounded by MaxInterpretBytes, that stops
-// between two functions when ctx ends (the fork's change; decoding and
-// validating, a fraction of it, run to their end).
+// compile compiles wasm (checked) on the interpreter: it is decoded and
+// validated, both linear and bounded by MaxInterpretBytes, and each
+// function is translated on its first call, under that call's deadline
+// (the fork's change).
 func (in *interpreter) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	in.once.Do(func() {
 		in.rt, in.err = newWazero(context.Background(), wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))

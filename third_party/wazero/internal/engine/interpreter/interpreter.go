@@ -360,6 +360,13 @@ type compiledFunction struct {
 	hostFn              interface{}
 	ensureTermination   bool
 	index               wasm.Index
+
+	// lazy translates body on the function's first call (lower); once
+	// guards it, and body, exceptionTable, offsetsInWasmBinary and
+	// lowerErr are read only after it.
+	lazy     *lazyCompiler
+	once     sync.Once
+	lowerErr error
 }
 
 type function struct {
@@ -504,24 +511,23 @@ func (f internalFunction) SourceOffsetForPC(pc experimental.ProgramCounter) uint
 const callFrameStackSize = 0
 
 // CompileModule implements the same method as documented on wasm.Engine.
-func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) error {
+//
+// The module's functions are translated to interpreterir each on its first
+// call (compiledFunction.lower), not here: a module's first calls reach a
+// fraction of its functions (a Go tool's initialization, a describe and
+// one tool call, about a fifth of its code), and translating all of them
+// is most of the time and the memory the interpreter spends before a
+// module's first call. The module was validated before this, so their
+// translation cannot fail but for a bug, which the call then reports.
+func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) error {
 	if _, ok := e.getCompiledFunctions(module, true); ok { // cache hit!
 		return nil
 	}
 
 	funcs := make([]compiledFunction, len(module.FunctionSection))
-	irCompiler, err := newCompiler(e.enabledFeatures, callFrameStackSize, module, ensureTermination)
-	if err != nil {
-		return err
-	}
+	var lazy *lazyCompiler
 	imported := module.ImportFunctionCount
 	for i := range module.CodeSection {
-		// As the optimizing compiler does: a caller that gives up on the
-		// compile (toolhost makes an interpreted form under a call's
-		// deadline) gets its CPU back within one function.
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
 		var lsn experimental.FunctionListener
 		if i < len(listeners) {
 			lsn = listeners[i]
@@ -534,15 +540,14 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 		if codeSeg := &module.CodeSection[i]; codeSeg.GoFunc != nil {
 			compiled.hostFn = codeSeg.GoFunc
 		} else {
-			ir, err := irCompiler.Next()
-			if err != nil {
-				return err
+			if lazy == nil {
+				c, err := newCompiler(e.enabledFeatures, callFrameStackSize, module, ensureTermination)
+				if err != nil {
+					return err
+				}
+				lazy = &lazyCompiler{e: e, c: c}
 			}
-			err = e.lowerIR(ir, compiled)
-			if err != nil {
-				def := module.FunctionDefinition(uint32(i) + module.ImportFunctionCount)
-				return fmt.Errorf("failed to lower func[%s] to interpreterir: %w", def.DebugName(), err)
-			}
+			compiled.lazy = lazy
 		}
 		compiled.source = module
 		compiled.ensureTermination = ensureTermination
@@ -551,6 +556,42 @@ func (e *engine) CompileModule(ctx context.Context, module *wasm.Module, listene
 	}
 	e.addCompiledFunctions(module, funcs)
 	return nil
+}
+
+// lazyCompiler translates a module's functions on their first calls, one
+// at a time: the compiler reuses its buffers from one function to the next.
+type lazyCompiler struct {
+	e  *engine
+	mu sync.Mutex
+	c  *compiler
+}
+
+// lower translates f, the function at index i of the module's code
+// section, if it was not translated yet. Safe for concurrent use: the
+// instances of a module share its compiledFunctions.
+func (f *compiledFunction) lower() {
+	if f.lazy == nil {
+		return // a host function
+	}
+	f.once.Do(func() {
+		l := f.lazy
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		m := f.source
+		i := f.index - m.ImportFunctionCount
+		l.c.next = int(i)
+		ir, err := l.c.Next()
+		if err == nil {
+			err = l.e.lowerIR(ir, f)
+		}
+		if err != nil {
+			def := m.FunctionDefinition(f.index)
+			f.lowerErr = fmt.Errorf("failed to lower func[%s] to interpreterir: %w", def.DebugName(), err)
+		}
+	})
+	if f.lowerErr != nil {
+		panic(f.lowerErr) // every call, not only the first: its body stays empty
+	}
 }
 
 // NewModuleEngine implements the same method as documented on wasm.Engine.
@@ -900,6 +941,7 @@ func (ce *callEngine) callNativeFunc(ctx context.Context, m *wasm.ModuleInstance
 	typeIDs := moduleInst.TypeIDs
 	dataInstances := moduleInst.DataInstances
 	elementInstances := moduleInst.ElementInstances
+	f.parent.lower()
 	ce.pushFrame(frame)
 	body := frame.f.parent.body
 	bodyLen := uint64(len(body))
@@ -4687,6 +4729,7 @@ func (ce *callEngine) resetPc(frame *callFrame, f *function) (body []unionOperat
 	// The compiler is currently allowing proper tail call only across functions
 	// that belong to the same module; thus, we can overwrite the frame in-place.
 	// For details, see internal/engine/RATIONALE.md
+	f.parent.lower()
 	frame.f = f
 	frame.base = len(ce.stack)
 	frame.pc = 0
