@@ -514,10 +514,10 @@ const callFrameStackSize = 0
 //
 // The module's functions are translated to interpreterir each on its first
 // call (compiledFunction.lower), not here: a module's first calls reach a
-// fraction of its functions (a Go tool's initialization, a describe and
-// one tool call, about a fifth of its code), and translating all of them
-// is most of the time and the memory the interpreter spends before a
-// module's first call. The module was validated before this, so their
+// small part of its functions (a Go tool's initialization, a describe and
+// one tool call: 8% of what translating all of them holds), and that was
+// most of the time and the memory the interpreter spent before a module's
+// first call. The module was validated before this, so their
 // translation cannot fail but for a bug, which the call then reports.
 func (e *engine) CompileModule(_ context.Context, module *wasm.Module, listeners []experimental.FunctionListener, ensureTermination bool) error {
 	if _, ok := e.getCompiledFunctions(module, true); ok { // cache hit!
@@ -566,9 +566,10 @@ type lazyCompiler struct {
 	c  *compiler
 }
 
-// lower translates f, the function at index i of the module's code
-// section, if it was not translated yet. Safe for concurrent use: the
-// instances of a module share its compiledFunctions.
+// lower translates f if it was not translated yet, and panics with the
+// translation's error (which the call recovers as its error) if it could
+// not be. Safe for concurrent use: the instances of a module share its
+// compiledFunctions.
 func (f *compiledFunction) lower() {
 	if f.lazy == nil {
 		return // a host function
