@@ -139,7 +139,7 @@ func TestAISDKClientSlowStart(t *testing.T) {
 	runNode(t, dir, "aisdk.mjs", map[string]any{
 		"command": buildCLI(t),
 		"args": []string{"serve", "--stdio", "--plugins", exampleTools(t),
-			"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")},
+			"--cache-dir", testCache},
 		"tool": "text_count", "toolArgs": map[string]string{"text": "a b c"},
 	}, &got)
 	if !slices.Contains(got.Tools, "text_count") || got.Result.IsError || got.Result.StructuredContent.Words != 3 {

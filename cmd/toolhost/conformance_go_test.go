@@ -29,7 +29,7 @@ func TestGoClient(t *testing.T) {
 				tr = &mcp.StreamableClientTransport{Endpoint: srv.url}
 			} else {
 				cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", plugins,
-					"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache"))
+					"--cache-dir", testCache)
 				cmd.Stderr = logs
 				tr = &mcp.CommandTransport{Command: cmd}
 			}

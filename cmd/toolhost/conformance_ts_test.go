@@ -144,7 +144,7 @@ func TestTypeScriptClient(t *testing.T) {
 			} else {
 				scenario["transport"], scenario["command"] = "stdio", buildCLI(t)
 				scenario["args"] = []string{"serve", "--stdio", "--plugins", plugins,
-					"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")}
+					"--cache-dir", testCache}
 			}
 			steps := runTSClient(t, dir, scenario, logs, plugins)
 			checkTSSteps(t, steps, logs)

@@ -48,7 +48,7 @@ func TestWebDeleteAsksFirst(t *testing.T) {
 		// the call it belongs to.
 		for _, version := range []string{transport.Revision20260728, transport.Revision20251125} {
 			cmd := exec.Command(buildCLI(t), "serve", "--stdio", "--plugins", webPlugins(t), "--config", cfg,
-				"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache"))
+				"--cache-dir", testCache)
 			cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+pemFile)
 			c := mcp.NewClient(&mcp.Implementation{Name: "e2e-stdio", Version: "test"}, &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -115,7 +115,7 @@ func startServerEnv(t testing.TB, env []string, plugins string, extra ...string)
 	t.Helper()
 	bin := buildCLI(t)
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--plugins", plugins,
-		"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")}, extra...)
+		"--cache-dir", testCache}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw, err := os.Pipe()

@@ -58,7 +58,8 @@ func compact(raw json.RawMessage) string {
 	return b.String()
 }
 
-var cacheFlag = []string{"--cache-dir", filepath.Join(os.TempDir(), "toolhost-test-cache")}
+// cacheFlag is --cache-dir testCache (set by TestMain).
+var cacheFlag []string
 
 // TestPlanRunE2E runs plan files against the example tools through the
 // CLI, in process.
