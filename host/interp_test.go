@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolhost/toolhost/dispatcher"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 )
 
 // gatedChild is a compiler child (this test binary, see TestMain) that
@@ -253,5 +254,56 @@ func TestInterpretedCallStopsAtDeadline(t *testing.T) {
 	// the form proves the call ran.
 	if s := rt.ModuleStats(); s.Interpreted != 1 || !m.Interpreting() {
 		t.Fatalf("%+v, interpreting %v; want the call on the interpreted form", s, m.Interpreting())
+	}
+}
+
+// withSection is the module at path with its manifest section embedded
+// (as `toolhost manifest embed` does), in a file of its own.
+func withSection(t *testing.T, path string) string {
+	t.Helper()
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := newRuntime(t, host.Config{}).EmbedManifest(context.Background(), filepath.Base(path), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// Real guests answer on the interpreter what they answer compiled
+// (TestReuseRealGuests' calls): a Go tool, whose runtime's start, describe
+// and tool are the functions the interpreter translates on their first
+// calls, and a C one.
+func TestInterpretRealGuests(t *testing.T) {
+	for _, c := range []struct {
+		path             func(testing.TB) string
+		tool, args, want string
+	}{
+		{func(t testing.TB) string { return testwasm.Go(t, "./tools-src/text") }, "text.count",
+			`{"text":"the cat and the hat"}`, `{"words":5,"lines":1,"runes":19,"bytes":19}`},
+		{func(t testing.TB) string { return testwasm.C(t, "tools-src-c/wordfreq") }, "wordfreq.top",
+			`{"text":"the cat and the hat","top":1}`, `{"words":5,"unique":4,"top":[{"word":"the","count":2}]}`},
+	} {
+		t.Run(c.tool, func(t *testing.T) {
+			rt, m, open := interpreting(t, withSection(t, c.path(t)))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			for i := range 2 {
+				res, err := m.Call(ctx, c.tool, []byte(c.args), host.Limits{})
+				if err != nil || string(res) != c.want {
+					t.Fatalf("call %d on the interpreter = %s, %v; want %s", i, res, err, c.want)
+				}
+			}
+			if s := rt.ModuleStats(); s.Interpreted != 1 || s.Compiles != 0 || !m.Interpreting() {
+				t.Fatalf("%+v, interpreting %v; want both calls on one interpreted form", s, m.Interpreting())
+			}
+			open()
+		})
 	}
 }
