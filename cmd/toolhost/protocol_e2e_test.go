@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,9 +24,29 @@ func (s *server) clientAt(t *testing.T, version string) *mcp.ClientSession {
 	}
 	t.Cleanup(func() { cs.Close() })
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
-		t.Fatalf("negotiated %s, want %s", got, version)
+		// The SDK falls back to initialize on any error from
+		// server/discover and keeps the error to itself: ask again.
+		t.Fatalf("negotiated %s, want %s (a server/discover now: %s)", got, version, probeDiscover(s.url))
 	}
 	return cs
+}
+
+// probeDiscover is what a server/discover at 2026-07-28 gets from url now:
+// the status and the start of the body, or the transport's error.
+func probeDiscover(url string) string {
+	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", transport.Revision20260728)
+	req.Header.Set("Mcp-Method", "server/discover")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
+	return fmt.Sprintf("%d %s", res.StatusCode, b)
 }
 
 // TestE2EProtocolRevisions: one `toolhost serve`, both revisions on /mcp.
