@@ -25,12 +25,19 @@ func embeddedEcho(t *testing.T, edit func(map[string]any)) string {
 // embedded is embeddedEcho for the fixture testdata/wat/NAME.wat.
 func embedded(t *testing.T, name string, edit func(map[string]any)) string {
 	t.Helper()
-	wasm, err := os.ReadFile(watPath(t, name))
+	return embeddedFile(t, watPath(t, name), name+".wasm", edit)
+}
+
+// embeddedFile is embeddedEcho for the module at path, written as file.
+func embeddedFile(t *testing.T, path, file string, edit func(map[string]any)) string {
+	t.Helper()
+	wasm, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := newRuntime(t, host.Config{CacheDir: t.TempDir()})
-	out, err := rt.EmbedManifest(context.Background(), name+".wasm", wasm)
+	// The shared cache: what EmbedManifest compiles is the module
+	// without its section, never the file the tests load.
+	out, err := newRuntime(t, host.Config{}).EmbedManifest(context.Background(), file, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +56,7 @@ func embedded(t *testing.T, name string, edit func(map[string]any)) string {
 			t.Fatal(err)
 		}
 	}
-	p := filepath.Join(t.TempDir(), name+".wasm")
+	p := filepath.Join(t.TempDir(), file)
 	if err := os.WriteFile(p, out, 0o600); err != nil {
 		t.Fatal(err)
 	}

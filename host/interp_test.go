@@ -257,25 +257,6 @@ func TestInterpretedCallStopsAtDeadline(t *testing.T) {
 	}
 }
 
-// withSection is the module at path with its manifest section embedded
-// (as `toolhost manifest embed` does), in a file of its own.
-func withSection(t *testing.T, path string) string {
-	t.Helper()
-	wasm, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := newRuntime(t, host.Config{}).EmbedManifest(context.Background(), filepath.Base(path), wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(t.TempDir(), filepath.Base(path))
-	if err := os.WriteFile(dst, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // Real guests answer on the interpreter what they answer compiled
 // (TestReuseRealGuests' calls): a Go tool, whose runtime's start, describe
 // and tool are the functions the interpreter translates on their first
@@ -291,7 +272,8 @@ func TestInterpretRealGuests(t *testing.T) {
 			`{"text":"the cat and the hat","top":1}`, `{"words":5,"unique":4,"top":[{"word":"the","count":2}]}`},
 	} {
 		t.Run(c.tool, func(t *testing.T) {
-			rt, m, open := interpreting(t, withSection(t, c.path(t)))
+			path := c.path(t)
+			rt, m, open := interpreting(t, embeddedFile(t, path, filepath.Base(path), nil))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			for i := range 2 {
