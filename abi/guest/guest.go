@@ -137,15 +137,12 @@ func Register[A, R any](name string, opts Options, fn func(A) (R, error)) {
 
 func reflectSchema(t reflect.Type) json.RawMessage {
 	// No $schema: the host assumes 2020-12, and the line would be noise in
-	// every manifest.
-	b, err := json.Marshal(reflectRoot(t))
+	// every manifest. Normal form: the reflection writes a field of type
+	// any as true, and the TypeScript SDK 1.x wants property schemas as
+	// objects; a closed struct's additionalProperties stays false, as
+	// OpenAI's strict mode wants.
+	b, err := normalSchema(reflectRoot(t))
 	if err != nil {
-		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
-	}
-	// The reflection writes a field of type any as true; the TypeScript
-	// SDK 1.x wants property schemas as objects. A closed struct's
-	// additionalProperties stays false, as OpenAI's strict mode wants.
-	if b, err = abi.NormalizeSchema(b); err != nil {
 		panic(fmt.Sprintf("guest: schema for %v: %v", t, err))
 	}
 	return b

@@ -1,9 +1,7 @@
 package guest
 
 import (
-	"bytes"
 	"encoding/json"
-	"reflect"
 )
 
 // JSONSchema is a JSON Schema (draft 2020-12) object as the SDK reflects it from
@@ -99,29 +97,9 @@ var (
 // MarshalJSON writes a boolean schema as true or false, an empty one as
 // true, and Extras after the other keywords.
 func (s *JSONSchema) MarshalJSON() ([]byte, error) {
-	if s.boolean != nil {
-		if *s.boolean {
-			return []byte("true"), nil
-		}
-		return []byte("false"), nil
-	}
-	if reflect.DeepEqual(&JSONSchema{}, s) {
-		return []byte("true"), nil
-	}
-	type plain JSONSchema
-	b, err := json.Marshal((*plain)(s))
-	if err != nil || len(s.Extras) == 0 {
-		return b, err
-	}
-	m, err := json.Marshal(s.Extras)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 2 {
-		return m, nil
-	}
-	b[len(b)-1] = ','
-	return append(b, m[1:]...), nil
+	var w schemaWriter
+	w.schema(s, false)
+	return w.b, w.err
 }
 
 // Properties are a schema's properties in the order they were set (the
@@ -169,24 +147,7 @@ func (p *Properties) Names() []string { return append([]string(nil), p.keys...) 
 
 // MarshalJSON writes the properties as one object, in order.
 func (p *Properties) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range p.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		val, err := json.Marshal(p.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	var w schemaWriter
+	w.properties(p)
+	return w.b, w.err
 }
