@@ -205,7 +205,7 @@ func describe() []byte {
 		}
 		m := abi.Manifest{ABI: abi.Version, Tools: specs}
 		offerSpecs(&m)
-		b, err := json.Marshal(m)
+		b, err := manifestJSON(&m)
 		if err != nil {
 			panic(fmt.Sprintf("guest: manifest: %v", err))
 		}
