@@ -44,21 +44,21 @@ func appendManifest(b []byte, m *abi.Manifest) ([]byte, bool) {
 		}
 		b = appendString(append(b, `{"name":`...), t.Name)
 		if t.Title != "" {
-			b = appendString(append(b, `,"title":`...), t.Title)
+			b = appendString(field(b, "title"), t.Title)
 		}
 		if t.Description != "" {
-			b = appendString(append(b, `,"description":`...), t.Description)
+			b = appendString(field(b, "description"), t.Description)
 		}
-		b = append(append(b, `,"input_schema":`...), t.InputSchema...)
+		b = append(field(b, "input_schema"), t.InputSchema...)
 		if len(t.OutputSchema) > 0 {
-			b = append(append(b, `,"output_schema":`...), t.OutputSchema...)
+			b = append(field(b, "output_schema"), t.OutputSchema...)
 		}
 		b = appendOptInt(b, "timeout_ms", t.TimeoutMS)
 		b = appendOptBool(b, "idempotent", t.Idempotent)
 		b = appendOptBool(b, "read_only", t.ReadOnly)
 		b = appendOptBool(b, "destructive", t.Destructive)
 		if t.Instances != "" {
-			b = appendString(append(b, `,"instances":`...), string(t.Instances))
+			b = appendString(field(b, "instances"), string(t.Instances))
 		}
 		b = append(b, '}')
 	}
@@ -69,20 +69,29 @@ func appendManifest(b []byte, m *abi.Manifest) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// field appends the key of a member after the first. It and the two
+// below are not inlined: appendManifest calls them a dozen times, and
+// every Go tool links it.
+//
+//go:noinline
+func field(b []byte, name string) []byte {
+	return append(append(append(b, ',', '"'), name...), '"', ':')
+}
+
+//go:noinline
 func appendOptInt(b []byte, name string, v *int) []byte {
 	if v == nil {
 		return b
 	}
-	b = append(append(append(b, ',', '"'), name...), '"', ':')
-	return strconv.AppendInt(b, int64(*v), 10)
+	return strconv.AppendInt(field(b, name), int64(*v), 10)
 }
 
+//go:noinline
 func appendOptBool(b []byte, name string, v *bool) []byte {
 	if v == nil {
 		return b
 	}
-	b = append(append(append(b, ',', '"'), name...), '"', ':')
-	return strconv.AppendBool(b, *v)
+	return strconv.AppendBool(field(b, name), *v)
 }
 
 // verbatimJSON reports whether json.Marshal writes raw, valid JSON, as
