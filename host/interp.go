@@ -85,7 +85,7 @@ type interpForm struct {
 // The first call to find none makes it, under that call's ctx, and starts
 // m's compile as a call's; the form goes when the compile ends. The calls
 // of m meanwhile wait for it only as long as their own ctx lasts: a form
-// takes 0.3 s for a Go tool, longer than a short deadline.
+// takes 0.12–0.2 s for a Go tool, longer than a short deadline.
 func (m *Module) interpretedFor(ctx context.Context) *interpForm {
 	if !m.rt.cfg.Interpret || m.ext != nil || m.interpreted {
 		return nil

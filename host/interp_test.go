@@ -101,7 +101,7 @@ func TestInterpretWhileCompiling(t *testing.T) {
 
 // A call that comes while another call makes the module's interpreted
 // form waits for it only as long as its own ctx lasts (a Go tool's form
-// takes 0.3 s); the form, once made, serves the calls after.
+// takes 0.12–0.2 s); the form, once made, serves the calls after.
 func TestInterpretWaitForFormEndsWithCtx(t *testing.T) {
 	rt, m, open := interpreting(t, embeddedEcho(t, nil))
 	var once sync.Once
