@@ -5,10 +5,13 @@ package layers_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/toolhost/toolhost/abi"
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
@@ -78,4 +81,58 @@ func BenchmarkColdFirstCall(b *testing.B) {
 			b.ReportMetric(heap, "heap-MiB")
 		})
 	}
+}
+
+// BenchmarkInterpretedForm is what host's interpreted form of a cold Go
+// module does before its first call answers (host/interp.go), on plain
+// wazero: compile tools-src/text on the interpreter, check its manifest
+// with toolhost_describe in one instance, then make the call in a fresh
+// one. describe-ms is the instance and describe, the part the guest SDK's
+// describe decides (docs/BENCHMARKS.md, "Issue 26, session 14").
+//
+//	go test -run '^$' -bench InterpretedForm -benchtime 5x ./internal/cmd/bench/layers
+func BenchmarkInterpretedForm(b *testing.B) {
+	ctx := context.Background()
+	wasm, err := os.ReadFile(testwasm.Go(b, "./tools-src/text"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	config := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize").
+		WithSysWalltime().WithSysNanotime().WithRandSource(rand.Reader)
+	var describing time.Duration
+	cpu := processCPU()
+	for b.Loop() {
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCloseOnContextDone(true))
+		wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+		c, err := rt.CompileModule(ctx, wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		check, err := rt.InstantiateModule(ctx, c, config)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := check.ExportedFunction(abi.ExportDescribe).Call(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ptr, n := abi.Unpack(res[0])
+		if m, ok := check.Memory().Read(ptr, n); !ok || !json.Valid(m) {
+			b.Fatalf("describe wrote %d bytes at %d, not a manifest", n, ptr)
+		}
+		describing += time.Since(start)
+		_ = check.Close(ctx)
+		mod, err := rt.InstantiateModule(ctx, c, config)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w := &rawWarm{mod: mod, alloc: mod.ExportedFunction("toolhost_alloc"), fn: mod.ExportedFunction("toolhost_call")}
+		if out, err := w.call(ctx, []byte(args)); err != nil || string(out) != `{"result":`+want+`}` {
+			b.Fatalf("first call = %s, %v", out, err)
+		}
+		_ = rt.Close(ctx)
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(describing.Seconds()*1000/float64(b.N), "describe-ms")
 }
