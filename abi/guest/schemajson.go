@@ -61,10 +61,13 @@ func (w *schemaWriter) schema(s *JSONSchema, property bool) {
 		return
 	case s.boolean != nil:
 		w.b = strconv.AppendBool(w.b, *s.boolean)
-	case reflect.ValueOf(s).Elem().IsZero():
-		w.b = append(w.b, "true"...)
 	default:
 		w.object(s)
+		// The zero schema is true. Asked only of an empty object: the
+		// reflective check, at every node, was 40% of the writer's time.
+		if len(w.b) == start+2 && reflect.ValueOf(s).Elem().IsZero() {
+			w.b = append(w.b[:start], "true"...)
+		}
 	}
 	if !w.normal {
 		return
