@@ -289,3 +289,20 @@ func TestInterpretRealGuests(t *testing.T) {
 		})
 	}
 }
+
+// Without a compiler child the runtime cannot tell a module never compiled
+// from one the file cache holds (a compile of milliseconds), so
+// Config.Interpret does nothing: the call waits for the compile.
+func TestInterpretNeedsAChild(t *testing.T) {
+	rt := newRuntime(t, host.Config{CacheDir: t.TempDir(), Lazy: true, Interpret: true})
+	m, err := rt.LoadFile(context.Background(), embeddedEcho(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := m.Call(context.Background(), "echo", []byte(`{"i":1}`), host.Limits{}); err != nil || string(res) != `{"i":1}` {
+		t.Fatalf("call = %s, %v", res, err)
+	}
+	if s := rt.ModuleStats(); s.Interpreted != 0 || s.Compiles != 1 {
+		t.Fatalf("%+v; want the call on the compiled module, none interpreted", s)
+	}
+}

@@ -140,6 +140,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.DescribeTimeout <= 0 {
 		cfg.DescribeTimeout = DefaultDescribeTimeout
 	}
+	if len(cfg.Compile.Command) == 0 {
+		// Without a child's marks a module in the file cache (a compile
+		// of milliseconds) looks never compiled: it would be interpreted.
+		cfg.Interpret = false
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()

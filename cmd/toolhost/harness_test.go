@@ -162,7 +162,13 @@ func startServerEnv(t testing.TB, env []string, plugins string, extra ...string)
 		t.Fatalf("serve did not start:\n%s", s.stderr.String())
 	}
 	started = true
-	t.Cleanup(func() { s.stop(t) })
+	t.Cleanup(func() {
+		s.stop(t)
+		if t.Failed() {
+			<-s.logged
+			t.Logf("serve's log:\n%s", s.stderr.String())
+		}
+	})
 	return s
 }
 
