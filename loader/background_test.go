@@ -162,3 +162,41 @@ func TestBackgroundStartDecidesClashesAsOneLoad(t *testing.T) {
 		t.Fatalf("progress lacks %q:\n%s", want, progress.String())
 	}
 }
+
+// A listener built from Registry() and registered after a background load
+// swapped in a module hears of it with Follow: the server's listing is
+// built that way, and with OnChange a module listed in the microseconds
+// between the two was never listed (a WAT module described on the
+// interpreter lists that fast).
+func TestFollowHearsTheSwapsBeforeIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	copyFile(t, testwasm.WAT(t, "host/testdata/wat/counter.wat"), filepath.Join(dir, "counter.wasm"))
+	rt, err := host.New(ctx, host.Config{CacheDir: t.TempDir(), Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(ctx) })
+	release := loader.HoldBackground()
+	defer loader.ResetBackground()
+	live, err := loader.Open(ctx, rt, dir, loader.Options{Background: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(live.Close)
+	if _, ok := live.Registry().Lookup("counter.fresh"); ok {
+		t.Fatal("counter.fresh listed before its background load was let go")
+	}
+	release()
+	<-live.Listed() // the swap is done, and no listener was there to hear it
+	heard := make(chan *registry.Registry, 2)
+	live.Follow(func(r *registry.Registry) { heard <- r })
+	select {
+	case r := <-heard:
+		if _, ok := r.Lookup("counter.fresh"); !ok {
+			t.Fatal("Follow gave a registry without counter.fresh")
+		}
+	default:
+		t.Fatal("Follow did not give the registry serving now: the listener missed the swap")
+	}
+}

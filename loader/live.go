@@ -157,6 +157,17 @@ func (l *Live) OnChange(f func(*registry.Registry)) {
 	l.listeners = append(l.listeners, f)
 }
 
+// Follow is OnChange for a listener built from an earlier Registry(): it
+// also runs f at once with the registry serving now, under the lock the
+// swaps hold, so a swap made between that Registry() and the registration
+// (a module loaded in the background in those microseconds) is not missed.
+func (l *Live) Follow(f func(*registry.Registry)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.listeners = append(l.listeners, f)
+	f(l.cur.Load())
+}
+
 // Change is what one rescan did.
 type Change struct {
 	Loaded  []string                 // files (re)loaded and now serving

@@ -185,8 +185,10 @@ func (b *Server) buildTransport(ctx context.Context) error {
 		Loading:        b.live,
 		Input:          transport.InputOptions{Keys: cfg.InputKeys(), StateTTL: cfg.InputStateTTL()},
 	})
-	b.live.OnChange(b.srv.SetTools)
-	b.live.OnChange(func(*registry.Registry) { b.d.ToolsChanged() })
+	// Follow, not OnChange: a module loaded in the background since
+	// Registry() above would otherwise never reach the listing.
+	b.live.Follow(b.srv.SetTools)
+	b.live.Follow(func(*registry.Registry) { b.d.ToolsChanged() })
 	return nil
 }
 
