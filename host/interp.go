@@ -30,6 +30,9 @@ type interpreter struct {
 	err  error
 	set  *resident.Set // the interpreted forms' code: never bounded, never compiled on demand
 	slot chan struct{}
+	// listing lets one module at a time be described on the interpreter
+	// to be listed (interplist.go), beside the module in the slot.
+	listing chan struct{}
 
 	retiring sync.WaitGroup // retireWhenCompiled goroutines
 
@@ -37,7 +40,7 @@ type interpreter struct {
 }
 
 func newInterpreter() *interpreter {
-	return &interpreter{set: resident.NewSet(0, 1, nil), slot: make(chan struct{}, 1)}
+	return &interpreter{set: resident.NewSet(0, 1, nil), slot: make(chan struct{}, 1), listing: make(chan struct{}, 1)}
 }
 
 // compile compiles wasm (checked) on the interpreter: it is decoded and

@@ -124,6 +124,9 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 		if m := r.embeddedModule(path, wasm, hex.EncodeToString(sum[:])); m != nil {
 			return m, nil
 		}
+		if m := r.listInterpreted(ctx, path, wasm, sum); m != nil {
+			return m, nil
+		}
 	}
 	m, err := r.compile(ctx, path, wasm, sum, wantExports, "")
 	if err != nil {

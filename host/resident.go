@@ -174,6 +174,10 @@ type ModuleStats struct {
 	// Interpreted counts the interpreted forms made (Config.Interpret):
 	// modules whose calls ran on the interpreter while they compiled.
 	Interpreted uint64
+	// ListedInterpreted counts cold modules without a manifest section
+	// listed from their describe on the interpreter, uncompiled
+	// (Config.Interpret).
+	ListedInterpreted uint64
 }
 
 // ModuleStats returns the runtime's counts so far.
@@ -181,7 +185,7 @@ func (r *Runtime) ModuleStats() ModuleStats {
 	s := r.residents.Stats()
 	return ModuleStats{Compiles: r.compiles.Load(), DescribeHits: r.describeHits.Load(),
 		Compiling: s.Compiling, WarmQueued: s.Queued, Resident: s.Resident, Released: s.Released,
-		Interpreted: r.interpForms.Load()}
+		Interpreted: r.interpForms.Load(), ListedInterpreted: r.interpListed.Load()}
 }
 
 // Resident reports whether the module's compiled code is in memory.

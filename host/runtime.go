@@ -99,9 +99,11 @@ type Config struct {
 	// than its compile's seconds, about ten times slower than compiled
 	// code. One module at a time, of at most MaxInterpretBytes, has an
 	// interpreted form, held for as long as its compile runs; Extism
-	// plugins and planners always wait. It needs Compile's child, whose
-	// marks tell a module never compiled from one the file cache holds;
-	// without one it does nothing.
+	// plugins and planners always wait. With Lazy, a cold module without a
+	// manifest section is also listed from its describe on the
+	// interpreter, uncompiled, rather than after its compile. It needs
+	// Compile's child, whose marks tell a module never compiled from one
+	// the file cache holds; without one it does nothing.
 	Interpret bool
 }
 
@@ -129,6 +131,7 @@ type Runtime struct {
 	kick                   *kick.Kicker                    // wakes the scheduler at call deadlines; nil: none
 	interp                 *interpreter                    // Config.Interpret (interp.go)
 	interpForms            atomic.Uint64                   // interpreted forms made
+	interpListed           atomic.Uint64                   // modules listed from a describe on the interpreter
 }
 
 // New creates the runtime: wazero's optimizing compiler, the file

@@ -213,13 +213,14 @@ func (l *Live) compilingInBackground(p, sha string) bool {
 }
 
 // reportDeferred writes the start's progress line for each module left to
-// compile in the background.
+// load in the background: compiled, or described on the interpreter
+// (host.Config.Interpret), then listed.
 func (l *Live) reportDeferred() {
 	if l.opts.Progress == nil {
 		return
 	}
 	for _, p := range slices.Sorted(maps.Keys(l.bg.pending)) {
-		fmt.Fprintf(l.opts.Progress, "toolhost: compile %s in the background (not in the describe cache); its tools are listed when it is done\n", p)
+		fmt.Fprintf(l.opts.Progress, "toolhost: load %s in the background (not in the describe cache); its tools are listed when it is done\n", p)
 	}
 }
 
@@ -232,7 +233,7 @@ func (l *Live) reportBackground(ch *Change) {
 	}
 	left := len(l.bg.pending) // takePreloaded took these out
 	for _, p := range slices.Sorted(slices.Values(ch.Background)) {
-		line := fmt.Sprintf("toolhost: load %s: %s (%s) in %v, compiled in the background", p, countTools(len(ch.Tools[p])),
+		line := fmt.Sprintf("toolhost: load %s: %s (%s) in %v, loaded in the background", p, countTools(len(ch.Tools[p])),
 			strings.Join(ch.Tools[p], ", "), ch.Took[p].Round(time.Millisecond))
 		for _, e := range ch.Errors {
 			if e.Path == p {

@@ -82,7 +82,7 @@ func TestBackgroundStartListsColdModulesWhenDone(t *testing.T) {
 	}
 	out := progress.String()
 	for _, want := range []string{
-		"compile " + filepath.Join(dir, "counter.wasm") + " in the background",
+		"load " + filepath.Join(dir, "counter.wasm") + " in the background",
 		"counter.wasm: 2 tools (counter.reuse, counter.fresh)",
 		"skip " + filepath.Join(dir, "bad.wasm"),
 		"(3 of 3 modules listed)",

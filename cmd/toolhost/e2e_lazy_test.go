@@ -109,10 +109,12 @@ func TestE2ELazyServeListensBeforeColdModules(t *testing.T) {
 // tools/list waits until every module present at start is listed or
 // refused, so it is whole: with a cold cache this Go module (no embedded
 // manifest) compiles for seconds in the background, and an early answer
-// would list none of its tools.
+// would list none of its tools. (--interpret would list it from its
+// describe on the interpreter in a fraction of a second: off, so the wait
+// is certain.)
 func TestE2ELazyStdioWaitsForTheListing(t *testing.T) {
 	plugins := testwasm.Dir(t, testwasm.Go(t, "./tools-src/text"))
-	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false")
+	srv := startStdio(t, "--plugins", plugins, "--cache-dir", t.TempDir(), "--watch=false", "--interpret=false")
 	send, recv := srv.send, srv.answer
 	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"0"}}}`)
 	recv()
