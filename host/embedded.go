@@ -67,11 +67,12 @@ func readEmbedded(wasm []byte) (*embedded, bool, error) {
 // embeddedModule returns the module as its toolhost.manifest section
 // describes it, uncompiled, or nil when it has no usable section (it is
 // then compiled and described, and a section that cannot be used refuses
-// it there with the reason: see checkEmbedded).
-func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) *Module {
+// it there with the reason: see checkEmbedded). sectioned says whether it
+// has a section at all, usable or not.
+func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) (m *Module, sectioned bool) {
 	e, ok, err := readEmbedded(wasm)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	var manifest *abi.Manifest
 	if err == nil {
@@ -82,13 +83,13 @@ func (r *Runtime) embeddedModule(path string, wasm []byte, sha string) *Module {
 	}
 	if err != nil {
 		r.logger.Warn("the module's embedded manifest cannot be used; compiling it to say why", "file", path, "err", err)
-		return nil
+		return nil, true
 	}
-	m := &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
+	m = &Module{Path: path, SHA256: sha, Manifest: manifest, Tools: manifest.Resolve(), rt: r,
 		minBytes: e.MinBytes, egress: e.Egress, notes: e.Notes, hasInit: e.Init, mem: membuf.NewPool(r.mem),
 		claim: compactJSON(e.Manifest)}
 	m.newCode(nil)
-	return m
+	return m, true
 }
 
 // checkEmbedded compares the toolhost.manifest section of wasm, if it has

@@ -10,6 +10,7 @@ import (
 )
 
 // listInterpreted lists a cold module that carries no manifest section
+// (the caller has looked)
 // from its describe run on the interpreter (Config.Interpret, with Lazy),
 // instead of compiling it first: a Go module's compile takes seconds, and
 // a tools/list waits for it, where translating it for the interpreter and
@@ -31,9 +32,6 @@ import (
 func (r *Runtime) listInterpreted(ctx context.Context, path string, wasm []byte, sum [sha256.Size]byte) *Module {
 	if !r.cfg.Interpret || len(wasm) > MaxInterpretBytes || r.child.Marked(sum) {
 		return nil
-	}
-	if _, ok, _ := readEmbedded(wasm); ok {
-		return nil // a section that could not be used: the compile says why
 	}
 	select {
 	case r.interp.listing <- struct{}{}:

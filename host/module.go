@@ -121,11 +121,14 @@ func (r *Runtime) LoadHashed(ctx context.Context, path string, wasm []byte, sum 
 			}
 			return m, nil
 		}
-		if m := r.embeddedModule(path, wasm, hex.EncodeToString(sum[:])); m != nil {
+		m, sectioned := r.embeddedModule(path, wasm, hex.EncodeToString(sum[:]))
+		if m != nil {
 			return m, nil
 		}
-		if m := r.listInterpreted(ctx, path, wasm, sum); m != nil {
-			return m, nil
+		if !sectioned { // a section that cannot be used: the compile says why
+			if m := r.listInterpreted(ctx, path, wasm, sum); m != nil {
+				return m, nil
+			}
 		}
 	}
 	m, err := r.compile(ctx, path, wasm, sum, wantExports, "")
