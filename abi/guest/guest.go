@@ -284,7 +284,7 @@ func resultResponse(result any, err error) abi.Response {
 	if err != nil {
 		return fromError(err)
 	}
-	b, err := json.Marshal(result)
+	b, err := marshalResult(result)
 	if err != nil {
 		return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
 	}
