@@ -52,7 +52,7 @@ type Options struct {
 // many.
 //
 // Publishing costs one channel send per subscriber that wants the event's
-// type, whatever the number of prefixes: the bus keeps, per event type it
+// type (one call per observer: Observe), whatever the number of prefixes: the bus keeps, per event type it
 // has seen, the list of subscribers whose prefixes match it, and updates
 // those lists when a subscriber comes or goes (see index.go).
 type Bus struct {
@@ -112,7 +112,11 @@ func (b *Bus) PublishFor(caller, typ string, data any) {
 		b.mu.Lock()
 		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
 		for _, s := range b.idx.subscribers(typ) {
-			if s.sees(caller) {
+			switch {
+			case !s.sees(caller):
+			case s.observe != nil:
+				s.observe(e)
+			default:
 				select {
 				case s.ch <- e:
 				default:

@@ -22,12 +22,14 @@ type Filter struct {
 	Caller string
 }
 
-// Subscription receives events on C until Close.
+// Subscription receives events on C until Close (or, made by Observe,
+// hands them to a function).
 type Subscription struct {
-	// C delivers events in publication order.
+	// C delivers events in publication order; nil for an observer.
 	C <-chan Event
 
 	ch      chan Event
+	observe func(Event) // an observer's, called in PublishFor
 	bus     *Bus
 	filter  Filter
 	dropped atomic.Uint64
@@ -48,9 +50,25 @@ func (b *Bus) SubscribeFilter(buf int, f Filter) *Subscription {
 	if buf <= 0 {
 		buf = 256
 	}
-	f.Prefixes = normalise(f.Prefixes)
 	ch := make(chan Event, buf)
-	s := &Subscription{C: ch, ch: ch, bus: b, filter: f}
+	return b.add(&Subscription{C: ch, ch: ch, bus: b, filter: f})
+}
+
+// Observe calls f with every event whose type starts with one of prefixes
+// (none: all), until the returned subscription is closed. f runs in
+// PublishFor, on the publisher's goroutine and under the bus's lock, so
+// it sees events in publication order and misses none; it must be quick,
+// and must neither block nor publish. It is for in-process consumers that
+// only count or record (metrics, the console's recent calls): a
+// subscription's goroutine, parked on its channel, costs every event a
+// wake-up of another thread, which in serve was about a sixth of a reused
+// call's CPU (docs/BENCHMARKS.md, "Issue 26, session 15").
+func (b *Bus) Observe(f func(Event), prefixes ...string) *Subscription {
+	return b.add(&Subscription{observe: f, bus: b, filter: Filter{Prefixes: prefixes}})
+}
+
+func (b *Bus) add(s *Subscription) *Subscription {
+	s.filter.Prefixes = normalise(s.filter.Prefixes)
 	b.mu.Lock()
 	b.idx.add(s)
 	b.nsubs.Add(1)
@@ -75,14 +93,17 @@ func normalise(prefixes []string) []string {
 	return out
 }
 
-// Close stops delivery and closes C. It may be called more than once.
+// Close stops delivery and closes C. It may be called more than once; an
+// observer's function is not called once Close has returned.
 func (s *Subscription) Close() {
 	s.once.Do(func() {
 		s.bus.mu.Lock()
 		s.bus.idx.remove(s)
 		s.bus.nsubs.Add(-1)
 		s.bus.mu.Unlock()
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 	})
 }
 

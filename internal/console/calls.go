@@ -48,16 +48,27 @@ func (r callRow) matches(q string) bool {
 	return q == "" || strings.Contains(r.Tool, q) || strings.Contains(r.Caller, q) || strings.Contains(r.Outcome, q)
 }
 
-// recent keeps the last finished calls, newest last.
+// recent keeps the last finished calls, in a ring: add runs on the
+// publisher's goroutine (observe), so it must stay cheap however full.
 type recent struct {
 	mu   sync.Mutex
-	rows []callRow
+	rows []callRow // a ring of at most max rows; next is the oldest once full
+	next int
 	max  int
 }
 
 func newRecent(max int) *recent { return &recent{max: max} }
 
-// follow hands each the bus's events of the prefixes until ctx ends.
+// observe hands each the bus's events of the prefixes, on the publisher's
+// goroutine (events.Bus.Observe), until ctx ends: for what only records,
+// where a goroutine of its own would cost every call a thread's wake-up.
+func observe(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
+	sub := bus.Observe(each, prefixes...)
+	context.AfterFunc(ctx, sub.Close)
+}
+
+// follow hands each the bus's events of the prefixes, on a goroutine of
+// its own, until ctx ends: for work too slow for the publisher's path.
 func follow(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
 	sub := bus.Subscribe(1024, prefixes...)
 	go func() {
@@ -79,17 +90,19 @@ func follow(ctx context.Context, bus *events.Bus, prefixes []string, each func(e
 func (rc *recent) add(row callRow) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if len(rc.rows) == rc.max {
-		copy(rc.rows, rc.rows[1:])
-		rc.rows = rc.rows[:len(rc.rows)-1]
+	if len(rc.rows) < rc.max {
+		rc.rows = append(rc.rows, row)
+		return
 	}
-	rc.rows = append(rc.rows, row)
+	rc.rows[rc.next] = row
+	rc.next = (rc.next + 1) % rc.max
 }
 
+// snapshot is the rows, oldest first.
 func (rc *recent) snapshot() []callRow {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]callRow(nil), rc.rows...)
+	return append(append(make([]callRow, 0, len(rc.rows)), rc.rows[rc.next:]...), rc.rows[:rc.next]...)
 }
 
 // seesCall: the caller may see this call, its own (or anyone's, for a

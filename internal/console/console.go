@@ -120,7 +120,7 @@ func New(opts Options) *Console {
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if opts.Events != nil {
-		follow(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
+		observe(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
 			if row, ok := rowOf(e); ok {
 				c.recent.add(row)
 				c.chart.add(e.Caller, e.Time, time.Duration(row.DurationMS*float64(time.Millisecond)), row.Outcome != "ok")

@@ -66,7 +66,7 @@ func New(g Gauges) *Metrics {
 			Name: "toolhost_breaker_state", Help: "Circuit breaker state per tool: 0 closed, 1 half-open, 2 open.",
 		}, []string{"tool"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "toolhost_metrics_events_dropped_total", Help: "Events the metrics subscriber missed (it fell behind).",
+			Name: "toolhost_metrics_events_dropped_total", Help: "Events the metrics missed: always 0 since they observe the bus synchronously; kept for dashboards that chart it.",
 		}),
 		quota: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "toolhost_governor_level",
@@ -110,26 +110,13 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Follow consumes bus events until ctx ends.
+// Follow counts bus events until ctx ends. It observes the bus (see
+// events.Bus.Observe) rather than subscribing: the counters are updated on
+// the publisher's goroutine, in order, and none is missed.
 func (m *Metrics) Follow(ctx context.Context, bus *events.Bus) {
-	sub := bus.Subscribe(8192, "dispatch.", "breaker.", "governor.")
+	sub := bus.Observe(m.observe, "dispatch.", "breaker.", "governor.")
 	defer sub.Close()
-	var seen uint64
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-sub.C:
-			if !ok {
-				return
-			}
-			if d := sub.Dropped(); d > seen {
-				m.dropped.Add(float64(d - seen))
-				seen = d
-			}
-			m.observe(e)
-		}
-	}
+	<-ctx.Done()
 }
 
 func (m *Metrics) observe(e events.Event) {

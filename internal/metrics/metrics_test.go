@@ -36,9 +36,10 @@ func TestMetricsFromEvents(t *testing.T) {
 	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3})
 	bus.Publish(governor.EventState, governor.State{Quota: "api", Used: 90, Capacity: 100, Mode: governor.ModeThrottled, Available: 2.5, Waiting: 3,
 		Agents: map[string]governor.AgentUsage{"triage-3": {Used: 60}, "": {Used: 25}, "bad\nname\x00": {Used: 5}}})
-	bus.CloseSubscribers() // Follow drains what was published, then returns
-	<-done
+	// Follow counts each event as it is published: what the registry
+	// shows now is final.
 	cancel()
+	<-done
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
