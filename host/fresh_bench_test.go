@@ -3,7 +3,11 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -118,4 +122,59 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFreshAB puts builds of one text.count module side by side, call
+// by call, fresh and reused: TOOLHOST_BENCH_AB names their files, comma
+// separated (the benchmark skips without it). Each iteration calls each
+// module once, in turn, and charges each the process CPU its call took,
+// so on a machine whose speed swings from second to second every build
+// sees the same swings; ratio is the second build's CPU over the first's.
+// It is how an SDK or toolchain change is measured (docs/BENCHMARKS.md,
+// "Issue 26, session 15"):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o /tmp/a.wasm ./tools-src/text   # one build, then the other as /tmp/b.wasm
+//	TOOLHOST_BENCH_AB=/tmp/a.wasm,/tmp/b.wasm go test -run '^$' -bench FreshAB -benchtime 2000x ./host
+func BenchmarkFreshAB(b *testing.B) {
+	env := os.Getenv("TOOLHOST_BENCH_AB")
+	if env == "" {
+		b.Skip("TOOLHOST_BENCH_AB names no modules")
+	}
+	paths := strings.Split(env, ",")
+	ctx := context.Background()
+	args := []byte(`{"text":"the cat and the hat"}`)
+	for _, reuse := range []bool{false, true} {
+		name := "fresh"
+		if reuse {
+			name = "reuse"
+		}
+		b.Run(name, func(b *testing.B) {
+			rt := newRuntime(b, host.Config{Reuse: host.Reuse{MaxUses: 1 << 30}})
+			mods := make([]*host.Module, len(paths))
+			for i, p := range paths {
+				m, err := rt.LoadFile(ctx, p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				mods[i] = m
+			}
+			cpu := make([]time.Duration, len(mods))
+			for b.Loop() {
+				for i, m := range mods {
+					start := processCPU()
+					res, err := m.Do(ctx, host.Request{Tool: "text.count", Args: args, Caller: "bench", Reuse: reuse})
+					cpu[i] += processCPU() - start
+					if err != nil || !bytes.Contains(res, []byte(`"words":5`)) {
+						b.Fatalf("%s: call = %s, %v", paths[i], res, err)
+					}
+				}
+			}
+			for i := range mods {
+				b.ReportMetric(float64(cpu[i])/float64(time.Microsecond)/float64(b.N), fmt.Sprintf("cpu-µs/op-%d", i))
+			}
+			if len(mods) > 1 {
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "ratio")
+			}
+		})
+	}
 }

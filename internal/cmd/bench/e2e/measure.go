@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -60,6 +61,14 @@ func measure(ctx context.Context, url string, c int, d time.Duration) (sample, e
 			}
 		}
 	}()
+	// Connections of a round's own: a connection left idle in a shared
+	// pool since the last round (while the other arms ran) may be one the
+	// server is closing for idling (toolhost closes a connection no
+	// request has used after 5 s), and a POST sent on it as it closes
+	// fails with EOF.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	httpClient := &http.Client{Transport: tr}
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-e2e", Version: "bench"}, nil)
 	var tool string
 	for i := range sessions {
@@ -67,7 +76,7 @@ func measure(ctx context.Context, url string, c int, d time.Duration) (sample, e
 		if clientVersion != "" {
 			opts = &mcp.ClientSessionOptions{ProtocolVersion: clientVersion}
 		}
-		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, opts)
+		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient, DisableStandaloneSSE: true}, opts)
 		if err != nil {
 			return sample{}, err
 		}
