@@ -147,9 +147,9 @@ func (b *Bus) CloseSubscribers() {
 }
 
 // CloseStreams ends every HTTP event stream (Handler), now and to come,
-// so a server can shut down; in-process subscribers such as metrics keep
-// receiving the events of the calls still draining. It may be called more
-// than once.
+// so a server can shut down; in-process subscribers and observers (such
+// as metrics) keep receiving the events of the calls still draining. It
+// may be called more than once.
 func (b *Bus) CloseStreams() {
 	b.closeOnce.Do(func() { close(b.streamsDone) })
 }

@@ -13,7 +13,9 @@
 // The SDK keeps a fresh instance cheap: it imports the standard library
 // only, and does nothing at package initialisation beyond recording each
 // Register call. Schemas are reflected once per module, when the host
-// calls toolhost_describe at load, never in the instances that serve calls.
+// calls toolhost_describe at load, never in the instances that serve calls,
+// and results of plain types are written without building encoding/json's
+// caches (every call in a fresh instance is its first).
 //
 // A tool module is built as a WASI reactor:
 //
