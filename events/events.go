@@ -52,9 +52,10 @@ type Options struct {
 // many.
 //
 // Publishing costs one channel send per subscriber that wants the event's
-// type (one call per observer: Observe), whatever the number of prefixes: the bus keeps, per event type it
-// has seen, the list of subscribers whose prefixes match it, and updates
-// those lists when a subscriber comes or goes (see index.go).
+// type (one call per observer: Observe), whatever the number of prefixes:
+// the bus keeps, per event type it has seen, the list of subscribers whose
+// prefixes match it, and updates those lists when a subscriber comes or
+// goes (see index.go).
 type Bus struct {
 	logger *slog.Logger
 	values bool

@@ -61,8 +61,7 @@ func (b *Bus) SubscribeFilter(buf int, f Filter) *Subscription {
 // and must neither block nor publish. It is for in-process consumers that
 // only count or record (metrics, the console's recent calls): a
 // subscription's goroutine, parked on its channel, costs every event a
-// wake-up of another thread, which in serve was about a sixth of a reused
-// call's CPU (docs/BENCHMARKS.md, "Issue 26, session 15").
+// wake-up of another thread (docs/BENCHMARKS.md, "Issue 26, session 15").
 func (b *Bus) Observe(f func(Event), prefixes ...string) *Subscription {
 	return b.add(&Subscription{observe: f, bus: b, filter: Filter{Prefixes: prefixes}})
 }

@@ -63,9 +63,8 @@ func measure(ctx context.Context, url string, c int, d time.Duration) (sample, e
 	}()
 	// Connections of a round's own: a connection left idle in a shared
 	// pool since the last round (while the other arms ran) may be one the
-	// server is closing for idling (toolhost closes a connection no
-	// request has used after 5 s), and a POST sent on it as it closes
-	// fails with EOF.
+	// server is closing for idling as the round's first POST goes out (a
+	// race any idle timeout has), and that POST then fails with EOF.
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	defer tr.CloseIdleConnections()
 	httpClient := &http.Client{Transport: tr}
