@@ -53,9 +53,9 @@ func TestObserveSeesEveryEventInOrder(t *testing.T) {
 	}
 }
 
-// TestObserveBesideSubscribers: CloseSubscribers ends observers too,
-// and an observer sits beside a subscription without either missing
-// events.
+// TestObserveBesideSubscribers: an observer sits beside a subscription
+// without either missing events, and CloseSubscribers ends both, closing
+// their Done.
 func TestObserveBesideSubscribers(t *testing.T) {
 	bus := events.NewBus(nil)
 	n := 0
@@ -66,9 +66,20 @@ func TestObserveBesideSubscribers(t *testing.T) {
 	if got := len(drain(sub)); n != 2 || got != 2 {
 		t.Fatalf("observer saw %d, subscriber %d; want 2 each", n, got)
 	}
+	obs := bus.Observe(func(events.Event) {})
 	bus.CloseSubscribers()
 	bus.Publish("c", nil)
 	if n != 2 {
 		t.Error("CloseSubscribers left the observer observing")
+	}
+	select {
+	case <-obs.Done():
+	default:
+		t.Error("CloseSubscribers left an observer's Done open")
+	}
+	select {
+	case <-sub.Done():
+	default:
+		t.Error("CloseSubscribers left a subscription's Done open")
 	}
 }

@@ -29,7 +29,8 @@ type Subscription struct {
 	C <-chan Event
 
 	ch      chan Event
-	observe func(Event) // an observer's, called in PublishFor
+	observe func(Event)   // an observer's, called in PublishFor
+	done    chan struct{} // closed by Close
 	bus     *Bus
 	filter  Filter
 	dropped atomic.Uint64
@@ -68,6 +69,7 @@ func (b *Bus) Observe(f func(Event), prefixes ...string) *Subscription {
 
 func (b *Bus) add(s *Subscription) *Subscription {
 	s.filter.Prefixes = normalise(s.filter.Prefixes)
+	s.done = make(chan struct{})
 	b.mu.Lock()
 	b.idx.add(s)
 	b.nsubs.Add(1)
@@ -103,8 +105,14 @@ func (s *Subscription) Close() {
 		if s.ch != nil {
 			close(s.ch)
 		}
+		close(s.done)
 	})
 }
+
+// Done is closed once the subscription is closed, by Close or by the
+// bus's CloseSubscribers: how an observer's owner learns that the bus
+// let it go.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
 
 // Dropped returns how many events this subscriber missed because its
 // buffer was full.

@@ -110,13 +110,17 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// Follow counts bus events until ctx ends. It observes the bus (see
-// events.Bus.Observe) rather than subscribing: the counters are updated on
-// the publisher's goroutine, in order, and none is missed.
+// Follow counts bus events until ctx ends or the bus closes its
+// subscribers. It observes the bus (see events.Bus.Observe) rather than
+// subscribing: the counters are updated on the publisher's goroutine, in
+// order, and none is missed.
 func (m *Metrics) Follow(ctx context.Context, bus *events.Bus) {
 	sub := bus.Observe(m.observe, "dispatch.", "breaker.", "governor.")
 	defer sub.Close()
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-sub.Done():
+	}
 }
 
 func (m *Metrics) observe(e events.Event) {

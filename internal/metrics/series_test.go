@@ -103,7 +103,7 @@ func TestSeriesFollowLoadedTools(t *testing.T) {
 
 	tools.cur.Store(toolsNamed(t, "a")) // b's module is removed
 	d.ToolsChanged()
-	bus.CloseSubscribers() // Follow drains what was published, then returns
+	bus.CloseSubscribers() // Follow has counted what was published, and returns
 	<-done
 	body := scrape(m)
 	if n := strings.Count(body, "\ntoolhost_breaker_state{"); n != 0 {
