@@ -107,25 +107,7 @@ func (b *Bus) PublishFor(caller, typ string, data any) {
 	if b.nsubs.Load() == 0 {
 		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
 	} else {
-		// Numbering and delivery are one step under the lock, so that
-		// concurrent publishers cannot reorder: every subscriber receives
-		// seqs in increasing order.
-		b.mu.Lock()
-		e = Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
-		for _, s := range b.idx.subscribers(typ) {
-			switch {
-			case !s.sees(caller):
-			case s.observe != nil:
-				s.observe(e)
-			default:
-				select {
-				case s.ch <- e:
-				default:
-					s.dropped.Add(1)
-				}
-			}
-		}
-		b.mu.Unlock()
+		e = b.deliver(caller, typ, data)
 	}
 	if b.logger != nil {
 		attrs := []slog.Attr{slog.Uint64("seq", e.Seq), slog.Any("data", data)}
@@ -134,6 +116,31 @@ func (b *Bus) PublishFor(caller, typ string, data any) {
 		}
 		b.logger.LogAttrs(context.Background(), slog.LevelInfo, typ, attrs...)
 	}
+}
+
+// deliver numbers an event and hands it to its subscribers and observers.
+// Numbering and delivery are one step under the lock, so that concurrent
+// publishers cannot reorder: every subscriber receives seqs in increasing
+// order. The unlock is deferred so that an observer that panics leaves
+// the bus usable.
+func (b *Bus) deliver(caller, typ string, data any) Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := Event{Seq: b.seq.Add(1), Time: time.Now(), Type: typ, Caller: caller, Data: data}
+	for _, s := range b.idx.subscribers(typ) {
+		switch {
+		case !s.sees(caller):
+		case s.observe != nil:
+			s.observe(e)
+		default:
+			select {
+			case s.ch <- e:
+			default:
+				s.dropped.Add(1)
+			}
+		}
+	}
+	return e
 }
 
 // CloseSubscribers ends every current subscription (their channels close),

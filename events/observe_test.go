@@ -83,3 +83,25 @@ func TestObserveBesideSubscribers(t *testing.T) {
 		t.Error("CloseSubscribers left a subscription's Done open")
 	}
 }
+
+// TestObserverPanicLeavesTheBusUsable: a panic in an observer reaches
+// the publisher, and the bus still delivers afterwards.
+func TestObserverPanicLeavesTheBusUsable(t *testing.T) {
+	bus := events.NewBus(nil)
+	boom := bus.Observe(func(events.Event) { panic("observer bug") }, "boom")
+	sub := bus.Subscribe(4)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the observer's panic did not reach the publisher")
+			}
+		}()
+		bus.Publish("boom", nil)
+	}()
+	boom.Close() // takes the bus's lock: it would hang had the panic kept it
+	bus.Publish("after", nil)
+	// The panicking event may not have reached everyone; the next does.
+	if got := drain(sub); len(got) == 0 || got[len(got)-1].Type != "after" {
+		t.Errorf("after the panic the subscriber got %v", got)
+	}
+}
