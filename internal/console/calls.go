@@ -48,8 +48,8 @@ func (r callRow) matches(q string) bool {
 	return q == "" || strings.Contains(r.Tool, q) || strings.Contains(r.Caller, q) || strings.Contains(r.Outcome, q)
 }
 
-// recent keeps the last finished calls, in a ring: add runs on the
-// publisher's goroutine (observe), so it must stay cheap however full.
+// recent keeps the last finished calls, in a ring, so that adding one
+// costs the same however full.
 type recent struct {
 	mu   sync.Mutex
 	rows []callRow // a ring of at most max rows; next is the oldest once full
@@ -59,16 +59,8 @@ type recent struct {
 
 func newRecent(max int) *recent { return &recent{max: max} }
 
-// observe hands each the bus's events of the prefixes, on the publisher's
-// goroutine (events.Bus.Observe), until ctx ends: for what only records,
-// where a goroutine of its own would cost every call a thread's wake-up.
-func observe(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
-	sub := bus.Observe(each, prefixes...)
-	context.AfterFunc(ctx, sub.Close)
-}
-
 // follow hands each the bus's events of the prefixes, on a goroutine of
-// its own, until ctx ends: for work too slow for the publisher's path.
+// its own, until ctx ends.
 func follow(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
 	sub := bus.Subscribe(1024, prefixes...)
 	go func() {

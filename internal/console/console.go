@@ -120,7 +120,10 @@ func New(opts Options) *Console {
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if opts.Events != nil {
-		observe(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
+		// A subscription, not an observer: the chart's view merges every
+		// caller's series under the lock add takes, and a console's render
+		// must not hold up the calls publishing.
+		follow(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
 			if row, ok := rowOf(e); ok {
 				c.recent.add(row)
 				c.chart.add(e.Caller, e.Time, time.Duration(row.DurationMS*float64(time.Millisecond)), row.Outcome != "ok")
