@@ -60,7 +60,8 @@ func (b *Bus) SubscribeFilter(buf int, f Filter) *Subscription {
 // PublishFor, on the publisher's goroutine and under the bus's lock, so
 // it sees events in publication order and misses none; it must be quick,
 // and must neither block nor publish. It is for in-process consumers that
-// only count (metrics), and share no lock with slow readers: a
+// only count or record (metrics, the console's recent calls), and never
+// wait on a lock a slow reader holds: a
 // subscription's goroutine, parked on its channel, costs every event a
 // wake-up of another thread (docs/BENCHMARKS.md, "Issue 26, session 15").
 func (b *Bus) Observe(f func(Event), prefixes ...string) *Subscription {

@@ -59,8 +59,15 @@ type recent struct {
 
 func newRecent(max int) *recent { return &recent{max: max} }
 
+// observe hands each the bus's events of the prefixes, on the publisher's
+// goroutine (events.Bus.Observe), until ctx ends.
+func observe(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
+	sub := bus.Observe(each, prefixes...)
+	context.AfterFunc(ctx, sub.Close)
+}
+
 // follow hands each the bus's events of the prefixes, on a goroutine of
-// its own, until ctx ends.
+// its own, until ctx ends: for what is too slow for the publisher's path.
 func follow(ctx context.Context, bus *events.Bus, prefixes []string, each func(events.Event)) {
 	sub := bus.Subscribe(1024, prefixes...)
 	go func() {

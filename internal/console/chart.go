@@ -64,16 +64,59 @@ func latOf(i int) time.Duration {
 }
 
 // charts holds the series by caller.
+//
+// add runs on the publisher's goroutine, under the event bus's lock (the
+// console observes the bus), while view merges up to chartCallers series
+// under mu, some hundreds of µs: so add never waits for mu. It queues the
+// call under pmu, held only to append, and folds the queue in when mu is
+// free; view folds it first.
 type charts struct {
 	mu sync.Mutex
 	by map[string]*series
+
+	pmu     sync.Mutex
+	pending []chartAdd // calls not yet in by, oldest first
+	spare   []chartAdd // pending's other buffer, reused by fold
+}
+
+// chartAdd is a call waiting to be folded into its series.
+type chartAdd struct {
+	caller string
+	step   int64
+	d      time.Duration
+	failed bool
 }
 
 func newCharts() *charts { return &charts{by: map[string]*series{}} }
 
 func (c *charts) add(caller string, at time.Time, d time.Duration, failed bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.pmu.Lock()
+	c.pending = append(c.pending, chartAdd{caller, at.UnixNano() / int64(chartStep), d, failed})
+	c.pmu.Unlock()
+	if c.mu.TryLock() {
+		c.fold()
+		c.mu.Unlock()
+	}
+}
+
+// fold moves the queued calls into their series. c.mu is held.
+func (c *charts) fold() {
+	c.pmu.Lock()
+	adds := c.pending
+	c.pending, c.spare = c.spare[:0], nil
+	c.pmu.Unlock()
+	for _, a := range adds {
+		c.addLocked(a)
+	}
+	c.pmu.Lock()
+	if c.spare == nil {
+		c.spare = adds[:0]
+	}
+	c.pmu.Unlock()
+}
+
+func (c *charts) addLocked(a chartAdd) {
+	caller := a.caller
 	s := c.by[caller]
 	if s == nil {
 		if len(c.by) >= chartCallers {
@@ -85,7 +128,7 @@ func (c *charts) add(caller string, at time.Time, d time.Duration, failed bool) 
 			c.by[caller] = s
 		}
 	}
-	s.add(at.UnixNano()/int64(chartStep), d, failed)
+	s.add(a.step, a.d, a.failed)
 }
 
 // chartPoint is one point, or a span of them, as the chart draws it.
@@ -108,6 +151,7 @@ func (c *charts) view(now time.Time, all bool, identity string) []point {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fold()
 	for caller, s := range c.by {
 		if !all && caller != identity {
 			continue

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,5 +55,53 @@ func TestChartRingAndCallerCap(t *testing.T) {
 	}
 	if sp := span(c.view(later, true, "")); sp.Calls != 1+chartCallers+5 {
 		t.Errorf("the operator's chart: %d calls, want every one", sp.Calls)
+	}
+}
+
+// TestChartAddDoesNotWaitForAView: add runs on the event bus's
+// publisher's goroutine, so while a view holds the lock it queues the call
+// (it would hang here otherwise), and the next view counts it.
+func TestChartAddDoesNotWaitForAView(t *testing.T) {
+	c := newCharts()
+	now := time.Unix(1_800_000_000, 0)
+	c.add("a", now, time.Millisecond, false)
+	c.mu.Lock() // a view in progress
+	c.add("a", now, time.Millisecond, true)
+	c.add("b", now, time.Millisecond, false)
+	c.mu.Unlock()
+	last := c.view(now, true, "")[chartPoints-1]
+	if last.calls != 3 || last.failed != 1 {
+		t.Errorf("the view counts %d calls, %d failed; want 3 and 1", last.calls, last.failed)
+	}
+	if got := c.view(now, false, "b")[chartPoints-1].calls; got != 1 {
+		t.Errorf("b's view counts %d calls, want 1", got)
+	}
+}
+
+// TestChartAddsBesideViews: adds from several goroutines beside views in
+// progress are all counted in the end.
+func TestChartAddsBesideViews(t *testing.T) {
+	c := newCharts()
+	now := time.Unix(1_800_000_000, 0)
+	const adders, each = 4, 1000
+	var wg sync.WaitGroup
+	for range adders {
+		wg.Go(func() {
+			for range each {
+				c.add("a", now, time.Millisecond, false)
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			c.view(now, true, "")
+		}
+	}()
+	wg.Wait()
+	<-done
+	if got := c.view(now, true, "")[chartPoints-1].calls; got != adders*each {
+		t.Errorf("counted %d calls, added %d", got, adders*each)
 	}
 }

@@ -120,10 +120,10 @@ func New(opts Options) *Console {
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
 	if opts.Events != nil {
-		// A subscription, not an observer: the chart's view merges every
-		// caller's series under the lock add takes, and a console's render
-		// must not hold up the calls publishing.
-		follow(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
+		// Observed, on the publisher's goroutine: a subscription's
+		// goroutine would be woken for every call. What it does is short
+		// and never waits for a render (recent's ring, charts.add).
+		observe(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
 			if row, ok := rowOf(e); ok {
 				c.recent.add(row)
 				c.chart.add(e.Caller, e.Time, time.Duration(row.DurationMS*float64(time.Millisecond)), row.Outcome != "ok")
