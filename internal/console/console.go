@@ -121,8 +121,9 @@ func New(opts Options) *Console {
 	c.stop = stop
 	if opts.Events != nil {
 		// Observed, on the publisher's goroutine: a subscription's
-		// goroutine would be woken for every call. What it does is short
-		// and never waits for a render (recent's ring, charts.add).
+		// goroutine would be woken for every call. What it does is short:
+		// charts.add never waits for the chart's render, and recent's
+		// lock is held by a render only to copy its rows.
 		observe(ctx, opts.Events, []string{dispatcher.EventResult}, func(e events.Event) {
 			if row, ok := rowOf(e); ok {
 				c.recent.add(row)
