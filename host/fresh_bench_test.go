@@ -95,24 +95,37 @@ func BenchmarkFreshRatio(b *testing.B) {
 		{"sdk-text-vs-minimalregexp", "./tools-src/text", "./host/testdata/minimalregexp"},
 	} {
 		b.Run(arm.name, func(b *testing.B) {
-			mods := [2]*host.Module{load(b, arm.sdk), load(b, arm.floor)}
-			var cpu [2]time.Duration
-			for b.Loop() {
-				for i, m := range mods {
-					start := processCPU()
-					res, err := m.Call(ctx, "text.count", args, host.Limits{})
-					cpu[i] += processCPU() - start
-					if err != nil || string(res) != want {
-						b.Fatalf("call = %s, %v; want %s", res, err, want)
-					}
+			cpu := alternate(b, []*host.Module{load(b, arm.sdk), load(b, arm.floor)}, func(m *host.Module) error {
+				res, err := m.Call(ctx, "text.count", args, host.Limits{})
+				if err != nil || string(res) != want {
+					return fmt.Errorf("call = %s, %v; want %s", res, err, want)
 				}
-			}
+				return nil
+			})
 			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(b.N) }
 			b.ReportMetric(ms(cpu[0]), "sdk-cpu-ms/op")
 			b.ReportMetric(ms(cpu[1]), "minimal-cpu-ms/op")
 			b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "ratio")
 		})
 	}
+}
+
+// alternate calls each module in turn, once per iteration, and returns
+// the process CPU each module's calls took: on a machine whose speed
+// swings from second to second, every module sees the same swings.
+func alternate(b *testing.B, mods []*host.Module, call func(*host.Module) error) []time.Duration {
+	cpu := make([]time.Duration, len(mods))
+	for b.Loop() {
+		for i, m := range mods {
+			start := processCPU()
+			err := call(m)
+			cpu[i] += processCPU() - start
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return cpu
 }
 
 // processCPU is the CPU time the process has used, user and system.
@@ -158,17 +171,13 @@ func BenchmarkFreshAB(b *testing.B) {
 				}
 				mods[i] = m
 			}
-			cpu := make([]time.Duration, len(mods))
-			for b.Loop() {
-				for i, m := range mods {
-					start := processCPU()
-					res, err := m.Do(ctx, host.Request{Tool: "text.count", Args: args, Caller: "bench", Reuse: reuse})
-					cpu[i] += processCPU() - start
-					if err != nil || !bytes.Contains(res, []byte(`"words":5`)) {
-						b.Fatalf("%s: call = %s, %v", paths[i], res, err)
-					}
+			cpu := alternate(b, mods, func(m *host.Module) error {
+				res, err := m.Do(ctx, host.Request{Tool: "text.count", Args: args, Caller: "bench", Reuse: reuse})
+				if err != nil || !bytes.Contains(res, []byte(`"words":5`)) {
+					return fmt.Errorf("%s: call = %s, %v", m.Path, res, err)
 				}
-			}
+				return nil
+			})
 			for i := range mods {
 				b.ReportMetric(float64(cpu[i])/float64(time.Microsecond)/float64(b.N), fmt.Sprintf("cpu-µs/op-%d", i))
 			}

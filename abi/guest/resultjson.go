@@ -18,12 +18,12 @@ import (
 // writing without them cut about 3% of a fresh text.count's CPU
 // (docs/BENCHMARKS.md, "Issue 26, session 15"), and costs a warm call
 // nothing. The writer looks at a type once, cheaply, and writes byte for
-// byte what json.Marshal writes
-// (TestResultJSONMatchesMarshal). Where encoding/json's rules are more
-// than it knows (a Marshaler or TextMarshaler anywhere, embedded fields,
-// the string and omitzero options, two fields of one name, []byte, keys
-// that are not strings, json.Number, NaN, nesting past 1000), the result
-// goes to json.Marshal whole, so its output and errors are encoding/json's.
+// byte what json.Marshal writes (TestResultJSONMatchesMarshal). Where
+// encoding/json's rules are more than it knows (a Marshaler or
+// TextMarshaler anywhere, embedded fields, the string and omitzero
+// options, two fields of one name, []byte, keys that are not strings,
+// json.Number, NaN, nesting past 1000), the result goes to json.Marshal
+// whole, so its output and errors are encoding/json's.
 
 // marshalResult is json.Marshal(v).
 func marshalResult(v any) ([]byte, error) {

@@ -75,8 +75,8 @@ type charts struct {
 	by map[string]*series
 
 	pmu     sync.Mutex
-	pending []chartAdd // calls not yet in by, oldest first
-	spare   []chartAdd // pending's other buffer, reused by fold
+	pending []chartAdd // calls not yet in by, oldest first; pmu guards it
+	spare   []chartAdd // pending's other buffer, reused by fold; mu guards it
 }
 
 // chartAdd is a call waiting to be folded into its series.
@@ -103,16 +103,12 @@ func (c *charts) add(caller string, at time.Time, d time.Duration, failed bool) 
 func (c *charts) fold() {
 	c.pmu.Lock()
 	adds := c.pending
-	c.pending, c.spare = c.spare[:0], nil
+	c.pending = c.spare[:0]
 	c.pmu.Unlock()
 	for _, a := range adds {
 		c.addLocked(a)
 	}
-	c.pmu.Lock()
-	if c.spare == nil {
-		c.spare = adds[:0]
-	}
-	c.pmu.Unlock()
+	c.spare = adds[:0]
 }
 
 func (c *charts) addLocked(a chartAdd) {

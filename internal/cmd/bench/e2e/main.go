@@ -10,8 +10,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -158,8 +158,12 @@ func settle(ctx context.Context, servers []*proc.Child) error {
 		if s.Name == "floor" {
 			continue
 		}
-		if err := waitIdle(strings.TrimSuffix(s.URL, "/mcp")+"/readyz", 5*time.Minute); err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+		// /readyz names the modules compiling or queued to while there are any.
+		idle := func(status int, body []byte) bool {
+			return status == http.StatusOK && !bytes.Contains(body, []byte("compiling"))
+		}
+		if err := waitHTTP(strings.TrimSuffix(s.URL, "/mcp")+"/readyz", 5*time.Minute, idle); err != nil {
+			return fmt.Errorf("%s is still compiling: %w", s.Name, err)
 		}
 	}
 	for _, s := range servers {
@@ -168,26 +172,6 @@ func settle(ctx context.Context, servers []*proc.Child) error {
 		}
 	}
 	return nil
-}
-
-// waitIdle polls a toolhost /readyz until it answers 200 without modules
-// compiling or queued to.
-func waitIdle(url string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && !strings.Contains(string(body), "compiling") {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("still compiling after %v", limit)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // measureServer is measure, with the CPU time the server process used
@@ -248,17 +232,22 @@ func freeAddr() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// waitHTTP waits until something answers on url.
-func waitHTTP(url string, limit time.Duration) error {
+// waitHTTP polls url until its answer is ready (nil: any answer), or
+// limit has passed.
+func waitHTTP(url string, limit time.Duration, ready func(status int, body []byte) bool) error {
 	deadline := time.Now().Add(limit)
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			return nil
+			if ready == nil || ready(resp.StatusCode, body) {
+				return nil
+			}
+			err = fmt.Errorf("%s answered %d: %.200s", url, resp.StatusCode, body)
 		}
 		if time.Now().After(deadline) {
-			return errors.New("floor server did not start: " + err.Error())
+			return fmt.Errorf("after %v: %w", limit, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -279,9 +268,9 @@ func startFloor(self string, stateless bool) (*proc.Child, error) {
 		return nil, err
 	}
 	c := &proc.Child{Name: "floor", Cmd: cmd, URL: "http://" + addr + "/mcp"}
-	if err := waitHTTP(c.URL, 30*time.Second); err != nil {
+	if err := waitHTTP(c.URL, 30*time.Second, nil); err != nil {
 		c.Stop()
-		return nil, err
+		return nil, fmt.Errorf("floor server did not start: %w", err)
 	}
 	return c, nil
 }
