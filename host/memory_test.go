@@ -105,3 +105,44 @@ func misbehaveRuntime(t *testing.T) (*Runtime, string) {
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	return rt, path
 }
+
+// TestPoolLearnsWhatTheDataWrites: a Go module's pool knows which bytes
+// its data segments write (and so leaves them uncleared in a reused
+// buffer) whether the module was compiled at load or listed from its
+// describe cache entry and compiled for its first call.
+func TestPoolLearnsWhatTheDataWrites(t *testing.T) {
+	ctx := context.Background()
+	path := testwasm.Go(t, "./host/testdata/misbehave")
+	cache := t.TempDir()
+	written := func(m *Module) (n uint64) {
+		for _, s := range m.mem.Written() {
+			n += s.End - s.At
+		}
+		return n
+	}
+	for i, lazy := range []bool{false, true} {
+		rt, err := New(ctx, Config{CacheDir: cache, Lazy: lazy, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close(ctx) })
+		m, err := rt.LoadFile(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy {
+			if s := rt.ModuleStats(); s.DescribeHits != 1 || s.Compiles != 0 {
+				t.Fatalf("second load: %+v; want it listed from the describe cache", s)
+			}
+			if n := written(m); n != 0 {
+				t.Fatalf("listed without its bytes, the pool already knows %d bytes", n)
+			}
+			if _, err := m.Call(ctx, "echo", []byte(`{"text":"x"}`), rt.cfg.Limits); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := written(m); n < 1<<20 {
+			t.Fatalf("load %d (lazy %v): the pool knows %d bytes written by the data segments; a Go module's are over 1 MiB", i, lazy, n)
+		}
+	}
+}

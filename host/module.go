@@ -241,7 +241,20 @@ func (r *Runtime) compileOn(ctx context.Context, path string, wasm []byte, sum [
 		_ = compiled.Close(ctx)
 		return fail(nil, "needs %d bytes of memory at start, over the %d-byte limit", m.minBytes, r.cfg.Limits.MemoryBytes)
 	}
+	m.mem.SetWritten(dataWrites(checked, m.minBytes))
 	return m, nil
+}
+
+// dataWrites is what instantiating checked (the bytes wazero compiled)
+// writes from its data segments, for the memory pool to leave uncleared;
+// nil when a segment lies past the minBytes the module starts with, since
+// such an instantiation fails part way.
+func dataWrites(checked []byte, minBytes uint64) []wasmcheck.Span {
+	w := wasmcheck.DataWrites(checked)
+	if len(w) > 0 && w[len(w)-1].End > minBytes {
+		return nil
+	}
+	return w
 }
 
 // wasiStart is a WASI command's entry point, which toolhost never calls.

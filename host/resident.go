@@ -111,6 +111,11 @@ func (m *Module) recompile(ctx context.Context) (wazero.CompiledModule, error) {
 		return nil, err
 	}
 	fresh, err := m.rt.compile(ctx, m.Path, wasm, sum, wantExports, "")
+	if err == nil {
+		// m was listed without its bytes (a describe cache entry, its
+		// section): its pool learns what the data segments write now.
+		m.mem.SetWritten(fresh.mem.Written())
+	}
 	if err == nil && m.Unverified() {
 		// Listed from its toolhost.manifest section: the section is
 		// checked before any call runs the code.

@@ -33,38 +33,15 @@ const MaxDataGap = 4096
 // Run it after Check, on a module whose structure Check has read;
 // anything unexpected leaves the module as it is.
 func CoalesceData(wasm []byte) []byte {
-	if len(wasm) < 8 {
+	d, ok := findData(wasm)
+	if !ok || d.body == nil || d.counted {
 		return wasm
 	}
-	top := &wreader{b: wasm, off: 8}
-	dataHead, dataEnd := -1, -1
-	var data *wreader
-	for top.off < len(top.b) {
-		head := top.off
-		id, _ := top.byte()
-		size, err := top.u32()
-		if err != nil || top.skip(size) != nil {
-			return wasm
-		}
-		body := &wreader{b: wasm[top.off-int(size) : top.off]}
-		switch id {
-		case 2:
-			if imported, err := importsMemory(body); err != nil || imported {
-				return wasm
-			}
-		case 11:
-			dataHead, dataEnd, data = head, top.off, body
-		case 12:
-			return wasm
-		}
-	}
-	if data == nil {
-		return wasm
-	}
-	segs, ok := readActiveData(data)
+	segs, ok := readActiveData(d.body)
 	if !ok {
 		return wasm
 	}
+	dataHead, dataEnd := d.head, d.end
 	runs := joinSegments(segs)
 	if len(runs) == len(segs) {
 		return wasm
@@ -83,6 +60,44 @@ func CoalesceData(wasm []byte) []byte {
 	out = leb(out, uint32(len(body)))
 	out = append(out, body...)
 	return append(out, wasm[dataEnd:]...)
+}
+
+// dataSection is where a module's data section is, as findData found it.
+type dataSection struct {
+	head, end int      // the section's bytes in the module, its id included
+	body      *wreader // its contents; nil: the module has none
+	counted   bool     // the module has a data count section
+}
+
+// findData finds the data section of a module whose memory is its own;
+// false for a module that imports its memory or whose sections it cannot
+// walk.
+func findData(wasm []byte) (dataSection, bool) {
+	d := dataSection{head: -1, end: -1}
+	if len(wasm) < 8 {
+		return d, false
+	}
+	top := &wreader{b: wasm, off: 8}
+	for top.off < len(top.b) {
+		head := top.off
+		id, _ := top.byte()
+		size, err := top.u32()
+		if err != nil || top.skip(size) != nil {
+			return d, false
+		}
+		body := &wreader{b: wasm[top.off-int(size) : top.off]}
+		switch id {
+		case 2:
+			if imported, err := importsMemory(body); err != nil || imported {
+				return d, false
+			}
+		case 11:
+			d.head, d.end, d.body = head, top.off, body
+		case 12:
+			d.counted = true
+		}
+	}
+	return d, true
 }
 
 // segment is an active data segment: its bytes go to memory at at.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/testkit/testwasm"
 	"github.com/toolhost/toolhost/third_party/wazero"
+	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 	"github.com/toolhost/toolhost/third_party/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -45,6 +46,51 @@ func (d *dataRuntime) memory(t testing.TB, wasm []byte) ([]byte, error) {
 	mem, _ := mod.Memory().Read(0, mod.Memory().Size())
 	return bytes.Clone(mem), nil
 }
+
+// memoryOver is memory for an instance whose memory starts as a reused
+// buffer would if only the bytes of written were left uncleared: 0xa5
+// there, zero elsewhere. When written is every byte instantiation writes,
+// the result is memory's.
+func (d *dataRuntime) memoryOver(t testing.TB, wasm []byte, written []Span) ([]byte, error) {
+	t.Helper()
+	ctx := experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(
+		func(capHint, maxBytes uint64) experimental.LinearMemory { return &dirtyMemory{written: written} }))
+	c, err := d.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatalf("compiling: %v", err)
+	}
+	defer c.Close(ctx)
+	mod, err := d.rt.InstantiateModule(ctx, c, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Close(ctx)
+	mem, _ := mod.Memory().Read(0, mod.Memory().Size())
+	return bytes.Clone(mem), nil
+}
+
+// dirtyMemory is a linear memory that is 0xa5 over the spans of written
+// and zero elsewhere when it is first sized.
+type dirtyMemory struct {
+	buf     []byte
+	written []Span
+}
+
+func (m *dirtyMemory) Reallocate(size uint64) []byte {
+	if m.buf == nil {
+		m.buf = make([]byte, size)
+		for _, s := range m.written {
+			for i := s.At; i < min(s.End, size); i++ {
+				m.buf[i] = 0xa5
+			}
+		}
+		return m.buf
+	}
+	m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
+	return m.buf
+}
+
+func (m *dirtyMemory) Free() {}
 
 // dataSegments counts a module's data segments.
 func dataSegments(t testing.TB, wasm []byte) int {
@@ -116,6 +162,26 @@ func TestCoalesceDataSameMemory(t *testing.T) {
 			if !bytes.Equal(want, have) {
 				t.Fatalf("memory differs after instantiation (%d vs %d bytes)", len(want), len(have))
 			}
+			// What DataWrites says instantiation writes, it writes: a
+			// buffer left dirty there starts as a zeroed one.
+			written := DataWrites(got)
+			var n uint64
+			for _, s := range written {
+				n += s.End - s.At
+			}
+			t.Logf("data writes %d bytes in %d spans", n, len(written))
+			if before > 10000 && n < 1<<20 {
+				t.Errorf("a Go module's data segments write %d bytes, by DataWrites", n)
+			}
+			if werr == nil && written != nil {
+				over, err := d.memoryOver(t, got, written)
+				if err != nil {
+					t.Fatalf("instantiating over a dirty buffer: %v", err)
+				}
+				if i := firstDiff(want, over); i >= 0 {
+					t.Fatalf("over a buffer dirty where DataWrites says, byte %d is %#x after instantiation, want %#x", i, over[i], want[i])
+				}
+			}
 		})
 	}
 }
@@ -185,6 +251,18 @@ func TestCoalesceDataRandom(t *testing.T) {
 			t.Fatalf("module %d (%d segments -> %d): memory or error differs: %v / %v",
 				i, len(segs), dataSegments(t, got), werr, herr)
 		}
+		if werr != nil {
+			continue
+		}
+		for _, m := range [][]byte{orig, got} {
+			over, err := d.memoryOver(t, m, DataWrites(m))
+			if err != nil {
+				t.Fatalf("module %d over a dirty buffer: %v", i, err)
+			}
+			if at := firstDiff(want, over); at >= 0 {
+				t.Fatalf("module %d (%d segments): over a buffer dirty where DataWrites says, byte %d is %#x, want %#x", i, len(segs), at, over[at], want[at])
+			}
+		}
 	}
 }
 
@@ -206,8 +284,25 @@ func TestCoalesceDataLeavesAlone(t *testing.T) {
 		if _, err := d.rt.CompileModule(context.Background(), wasm); err != nil {
 			t.Fatalf("%s: the test module is not valid: %v", name, err)
 		}
+		if w := DataWrites(wasm); (w == nil) != (name != "data count") {
+			t.Errorf("%s: DataWrites = %v", name, w)
+		}
 		if got := CoalesceData(wasm); !bytes.Equal(got, wasm) {
 			t.Errorf("%s: rewritten", name)
 		}
 	}
+}
+
+// firstDiff is the first index at which a and b differ (a length too), or
+// -1.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
 }

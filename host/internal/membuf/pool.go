@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/toolhost/toolhost/internal/wasmcheck"
 	"github.com/toolhost/toolhost/third_party/wazero/experimental"
 )
 
@@ -30,12 +31,14 @@ import (
 // called.
 //
 // The one rule that keeps one call's data out of another's: a buffer
-// handed out is zero over its whole capacity (but for the bytes a restore
-// from a snapshot writes before any guest code runs: AllocatorOver). An
-// instance can only ever see bytes below the length its memory reached;
-// Free pools the buffer with that length (or, if longer, the bytes
-// AllocatorOver left uncleared), and the next allocator clears exactly those bytes
-// before an instance gets it. Clearing when the buffer is taken, not when
+// handed out is zero over its whole capacity but for bytes that
+// instantiation writes before any guest code runs: the module's data
+// segments (SetWritten), or for a restore from a snapshot its whole image
+// (AllocatorOver). An instance can only ever see bytes below the length
+// its memory reached; Free pools the buffer with that length (or, if
+// longer, the bytes the allocator left uncleared), and the next allocator
+// clears those bytes, but for the ones its instantiation writes, before
+// an instance gets it. Clearing when the buffer is taken, not when
 // it is freed, keeps the clear off the path of a call stopped at its
 // deadline: wazero frees a closed instance's memory on the call's own
 // goroutine before the call returns, and clearing a Go guest's 3–4 MiB
@@ -52,6 +55,9 @@ type Pool struct {
 	// idle, if set, is called after the budget's sweep dropped the pool's
 	// buffers for being unused past the idle time.
 	idle func()
+	// written is what SetWritten recorded: the bytes an instantiation
+	// from the module's data segments writes; nil until known.
+	written atomic.Pointer[[]wasmcheck.Span]
 }
 
 // poolPerModule bounds the buffers one module keeps: about the calls of
@@ -80,10 +86,44 @@ func (p *Pool) SizeFrom(bytes uint64) {
 	p.size.Store((want + page - 1) / page * page)
 }
 
+// SetWritten records the bytes that instantiating the module writes from
+// its active data segments before any of its code runs: sorted, disjoint,
+// within the memory the module starts with. Allocator's buffers are then
+// not cleared there, since the instantiation overwrites them: for a Go
+// module about 2 MiB of the 4 MiB a fresh instance's memory reaches.
+// spans must hold for every instantiation that uses the pool's buffers
+// (it comes from the module's bytes, which the pool serves alone); a
+// module whose instantiation writes something else, or cannot say,
+// records nothing. Spans out of order, overlapping or empty record
+// nothing either.
+func (p *Pool) SetWritten(spans []wasmcheck.Span) {
+	var at uint64
+	for _, s := range spans {
+		if s.At < at || s.End <= s.At {
+			spans = nil
+			break
+		}
+		at = s.End
+	}
+	if len(spans) == 0 {
+		p.written.Store(nil)
+		return
+	}
+	p.written.Store(&spans)
+}
+
+// Written is what SetWritten recorded (nil: nothing).
+func (p *Pool) Written() []wasmcheck.Span {
+	if w := p.written.Load(); w != nil {
+		return *w
+	}
+	return nil
+}
+
 // Allocator returns the memory allocator for one instance, capped at
-// limit bytes.
+// limit bytes, instantiated from the module's data segments.
 func (p *Pool) Allocator(limit uint64) experimental.MemoryAllocator {
-	return p.AllocatorOver(limit, 0)
+	return p.allocator(limit, p.Written())
 }
 
 // AllocatorOver is Allocator for an instance restored from a snapshot of
@@ -95,12 +135,16 @@ func (p *Pool) Allocator(limit uint64) experimental.MemoryAllocator {
 // them, so that an instance that failed before the restore wrote them
 // cannot pass them on.
 func (p *Pool) AllocatorOver(limit, image uint64) experimental.MemoryAllocator {
+	return p.allocator(limit, []wasmcheck.Span{{At: 0, End: image}})
+}
+
+// allocator is the allocator of an instance whose instantiation writes
+// every byte of written (sorted, disjoint) before any guest code runs.
+func (p *Pool) allocator(limit uint64, written []wasmcheck.Span) experimental.MemoryAllocator {
 	return experimental.MemoryAllocatorFunc(func(capHint, maxBytes uint64) experimental.LinearMemory {
 		c := &cappedMemory{limit: min(maxBytes, limit), pool: p}
 		if b := p.take(); b != nil {
-			keep := min(uint64(len(b)), image)
-			clear(b[keep:])
-			c.buf, c.dirty = b[:0], keep
+			c.buf, c.dirty = b[:0], clearOutside(b, written)
 			return c
 		}
 		// Before load has measured the module: room for twice its declared
@@ -112,6 +156,23 @@ func (p *Pool) AllocatorOver(limit, image uint64) experimental.MemoryAllocator {
 		c.buf = make([]byte, 0, min(size, limit))
 		return c
 	})
+}
+
+// clearOutside zeroes b but for the bytes of written, which may keep an
+// earlier instance's bytes, and returns how many of b's first bytes may be
+// non-zero: up to the end of the last span within b.
+func clearOutside(b []byte, written []wasmcheck.Span) (dirty uint64) {
+	n := uint64(len(b))
+	var at uint64 // b is zero, or written, below at
+	for _, s := range written {
+		if s.At >= n {
+			break
+		}
+		clear(b[at:s.At])
+		at = min(s.End, n)
+	}
+	clear(b[at:])
+	return at
 }
 
 // take returns the newest pooled buffer, or nil.
@@ -178,8 +239,9 @@ type cappedMemory struct {
 	limit uint64
 	pool  *Pool // nil: not pooled
 	// dirty is how many of buf's first bytes may be non-zero before the
-	// instance wrote any (AllocatorOver); past it, and past len(buf), the
-	// capacity is zero.
+	// instance wrote any (an earlier instance's bytes where this one's
+	// instantiation writes); past it, and past len(buf), the capacity is
+	// zero.
 	dirty uint64
 }
 
@@ -190,8 +252,9 @@ func (c *cappedMemory) Reallocate(size uint64) []byte {
 	if size <= uint64(cap(c.buf)) {
 		// The capacity is zero (fresh from make, or cleared by the
 		// allocator when taken from the pool) and memory never shrinks, so
-		// the bytes exposed here have never been written, but for the
-		// first dirty ones, which a restore writes before the guest runs.
+		// the bytes exposed here have never been written, but for some of
+		// the first dirty ones, which the instantiation writes before the
+		// guest runs.
 		c.buf = c.buf[:size]
 		return c.buf
 	}

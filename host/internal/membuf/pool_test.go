@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"unsafe"
+
+	"github.com/toolhost/toolhost/internal/wasmcheck"
 )
 
 // TestMemPoolHandsOutZeroes: however buffers come back (grown, partly
@@ -117,4 +119,67 @@ func TestMemPoolOverLeavesOnlyTheImage(t *testing.T) {
 		t.Fatalf("dirty = %d, want the %d bytes the last instance reached", c.dirty, 2*page)
 	}
 	mem.Free()
+}
+
+// TestMemPoolLeavesWhatTheDataWrites: with the module's data spans
+// recorded, a reused buffer keeps its old bytes exactly there and is zero
+// everywhere else; a buffer that comes back shorter than the spans keeps
+// nothing past its length; and spans that cannot be right are not
+// recorded.
+func TestMemPoolLeavesWhatTheDataWrites(t *testing.T) {
+	const page = 65536
+	spans := []wasmcheck.Span{{At: 100, End: 5000}, {At: 5000, End: 6000}, {At: 2 * page, End: 3*page + 7}}
+	p := &Pool{}
+	p.SizeFrom(8 * page)
+	p.SetWritten(spans)
+	fill := func(used uint64) {
+		mem := p.Allocator(64<<20).Allocate(page, 64<<20)
+		b := mem.Reallocate(used)
+		for j := range b {
+			b[j] = 0xa5
+		}
+		mem.Free()
+	}
+	inSpan := func(i uint64) bool {
+		for _, s := range spans {
+			if s.At <= i && i < s.End {
+				return true
+			}
+		}
+		return false
+	}
+	var reached uint64 // the most any instance of the buffer reached
+	for _, used := range []uint64{6 * page, 2*page + 10, page} {
+		fill(used)
+		reached = max(reached, used)
+		c := p.Allocator(64<<20).Allocate(page, 64<<20).(*cappedMemory)
+		all := c.buf[:cap(c.buf)]
+		last := -1 // the last non-zero byte
+		for i, v := range all {
+			want := byte(0)
+			if uint64(i) < reached && inSpan(uint64(i)) {
+				want = 0xa5 // left for the instantiation to write
+			}
+			if v != want {
+				t.Fatalf("after an instance that reached %d bytes: byte %d is %#x, want %#x", used, i, v, want)
+			}
+			if v != 0 {
+				last = i
+			}
+		}
+		if c.dirty < uint64(last+1) {
+			t.Fatalf("dirty = %d, but byte %d is not zero: a failed instantiation would pool it as clean", c.dirty, last)
+		}
+		c.Free()
+	}
+	for _, bad := range [][]wasmcheck.Span{
+		{{At: 10, End: 20}, {At: 15, End: 30}}, // overlapping
+		{{At: 50, End: 60}, {At: 10, End: 20}}, // out of order
+		{{At: 10, End: 10}},                    // empty
+	} {
+		p.SetWritten(bad)
+		if w := p.Written(); w != nil {
+			t.Errorf("SetWritten(%v) recorded %v", bad, w)
+		}
+	}
 }
