@@ -30,3 +30,7 @@ func (m *Module) Idle() { m.idle() }
 // HoldsSnapshot says whether m holds a snapshot of its state after
 // _initialize (Config.Snapshot).
 func (m *Module) HoldsSnapshot() bool { return m.snap != nil && m.snap.cur.Load() != nil }
+
+// ForgetDataWrites makes m's pool clear all of every reused buffer again,
+// as before it knew what the data segments write (a benchmark's control).
+func (m *Module) ForgetDataWrites() { m.mem.SetWritten(nil) }
