@@ -32,7 +32,12 @@ func newDataRuntime(t testing.TB) *dataRuntime {
 // code has run, or the instantiation error.
 func (d *dataRuntime) memory(t testing.TB, wasm []byte) ([]byte, error) {
 	t.Helper()
-	ctx := context.Background()
+	return d.memoryIn(t, context.Background(), wasm)
+}
+
+// memoryIn is memory, instantiating with ctx (its memory allocator).
+func (d *dataRuntime) memoryIn(t testing.TB, ctx context.Context, wasm []byte) ([]byte, error) {
+	t.Helper()
 	c, err := d.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		t.Fatalf("compiling: %v", err)
@@ -53,20 +58,8 @@ func (d *dataRuntime) memory(t testing.TB, wasm []byte) ([]byte, error) {
 // the result is memory's.
 func (d *dataRuntime) memoryOver(t testing.TB, wasm []byte, written []Span) ([]byte, error) {
 	t.Helper()
-	ctx := experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(
-		func(capHint, maxBytes uint64) experimental.LinearMemory { return &dirtyMemory{written: written} }))
-	c, err := d.rt.CompileModule(ctx, wasm)
-	if err != nil {
-		t.Fatalf("compiling: %v", err)
-	}
-	defer c.Close(ctx)
-	mod, err := d.rt.InstantiateModule(ctx, c, wazero.NewModuleConfig().WithName("").WithStartFunctions())
-	if err != nil {
-		return nil, err
-	}
-	defer mod.Close(ctx)
-	mem, _ := mod.Memory().Read(0, mod.Memory().Size())
-	return bytes.Clone(mem), nil
+	return d.memoryIn(t, experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(
+		func(capHint, maxBytes uint64) experimental.LinearMemory { return &dirtyMemory{written: written} })), wasm)
 }
 
 // dirtyMemory is a linear memory that is 0xa5 over the spans of written

@@ -81,14 +81,7 @@ func TestMemPoolOverLeavesOnlyTheImage(t *testing.T) {
 	const page, image = 65536, 3 * 65536
 	p := &Pool{}
 	p.SizeFrom(8 * page)
-	fill := func(used uint64) {
-		mem := p.Allocator(64<<20).Allocate(page, 64<<20)
-		b := mem.Reallocate(used)
-		for j := range b {
-			b[j] = 0xa5
-		}
-		mem.Free()
-	}
+	fill := func(used uint64) { fillOnce(p, used) }
 	fill(6 * page)
 	mem := p.AllocatorOver(64<<20, image).Allocate(page, 64<<20)
 	c := mem.(*cappedMemory)
@@ -132,14 +125,7 @@ func TestMemPoolLeavesWhatTheDataWrites(t *testing.T) {
 	p := &Pool{}
 	p.SizeFrom(8 * page)
 	p.SetWritten(spans)
-	fill := func(used uint64) {
-		mem := p.Allocator(64<<20).Allocate(page, 64<<20)
-		b := mem.Reallocate(used)
-		for j := range b {
-			b[j] = 0xa5
-		}
-		mem.Free()
-	}
+	fill := func(used uint64) { fillOnce(p, used) }
 	inSpan := func(i uint64) bool {
 		for _, s := range spans {
 			if s.At <= i && i < s.End {
@@ -182,4 +168,15 @@ func TestMemPoolLeavesWhatTheDataWrites(t *testing.T) {
 			t.Errorf("SetWritten(%v) recorded %v", bad, w)
 		}
 	}
+}
+
+// fillOnce has an instance of p's module reach used bytes of memory, all
+// written 0xa5, and close.
+func fillOnce(p *Pool, used uint64) {
+	mem := p.Allocator(64<<20).Allocate(65536, 64<<20)
+	b := mem.Reallocate(used)
+	for j := range b {
+		b[j] = 0xa5
+	}
+	mem.Free()
 }
