@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -98,6 +99,9 @@ type Console struct {
 	plans   *sessions
 	streams *streamCount
 	done    chan struct{}
+	// closing closes done once: http.Server.Shutdown runs CloseStreams on
+	// a goroutine of its own, while the server's Close calls it too.
+	closing sync.Once
 	stop    context.CancelFunc
 }
 
@@ -142,13 +146,10 @@ func (c *Console) Close() {
 }
 
 // CloseStreams ends every live call stream (they never end by
-// themselves): register it with http.Server.RegisterOnShutdown.
+// themselves): register it with http.Server.RegisterOnShutdown. It may be
+// called more than once, from several goroutines at a time.
 func (c *Console) CloseStreams() {
-	select {
-	case <-c.done:
-	default:
-		close(c.done)
-	}
+	c.closing.Do(func() { close(c.done) })
 }
 
 // Handler serves GET /ui and everything under /ui/: mount it at both.
