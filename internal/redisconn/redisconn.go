@@ -71,6 +71,7 @@ type Conn struct {
 	probing bool
 	changes chan error
 	closed  chan struct{}
+	closing sync.Once // closes closed: Close may race with itself at shutdown
 	wg      sync.WaitGroup
 }
 
@@ -214,14 +215,15 @@ func (c *Conn) notify() {
 	}
 }
 
-// Close stops the probe and closes the client.
+// Close stops the probe and closes the client. It may be called more than
+// once, from several goroutines at a time: the first closes, the others
+// return nil at once.
 func (c *Conn) Close() error {
-	select {
-	case <-c.closed:
+	first := false
+	c.closing.Do(func() { first = true; close(c.closed) })
+	if !first {
 		return nil
-	default:
 	}
-	close(c.closed)
 	c.wg.Wait()
 	return c.Client.Close()
 }
