@@ -81,8 +81,7 @@ func TestMemPoolOverLeavesOnlyTheImage(t *testing.T) {
 	const page, image = 65536, 3 * 65536
 	p := &Pool{}
 	p.SizeFrom(8 * page)
-	fill := func(used uint64) { fillOnce(p, used) }
-	fill(6 * page)
+	fillOnce(p, 6*page)
 	mem := p.AllocatorOver(64<<20, image).Allocate(page, 64<<20)
 	c := mem.(*cappedMemory)
 	all := c.buf[:cap(c.buf)]
@@ -105,7 +104,7 @@ func TestMemPoolOverLeavesOnlyTheImage(t *testing.T) {
 	mem.Free()
 	// An image larger than what the last instance reached clears nothing
 	// and keeps only what was written.
-	fill(2 * page)
+	fillOnce(p, 2*page)
 	mem = p.AllocatorOver(64<<20, image).Allocate(page, 64<<20)
 	c = mem.(*cappedMemory)
 	if c.dirty != 2*page {
@@ -125,7 +124,6 @@ func TestMemPoolLeavesWhatTheDataWrites(t *testing.T) {
 	p := &Pool{}
 	p.SizeFrom(8 * page)
 	p.SetWritten(spans)
-	fill := func(used uint64) { fillOnce(p, used) }
 	inSpan := func(i uint64) bool {
 		for _, s := range spans {
 			if s.At <= i && i < s.End {
@@ -136,7 +134,7 @@ func TestMemPoolLeavesWhatTheDataWrites(t *testing.T) {
 	}
 	var reached uint64 // the most any instance of the buffer reached
 	for _, used := range []uint64{6 * page, 2*page + 10, page} {
-		fill(used)
+		fillOnce(p, used)
 		reached = max(reached, used)
 		c := p.Allocator(64<<20).Allocate(page, 64<<20).(*cappedMemory)
 		all := c.buf[:cap(c.buf)]
