@@ -47,8 +47,14 @@ func exportCall(namePtr, nameLen, argsPtr, argsLen int32) int64 {
 		stackGrown = true
 	}
 	name := string(guestBytes(namePtr, nameLen))
-	args := append([]byte(nil), guestBytes(argsPtr, argsLen)...)
-	inbox = nil
+	// The arguments are read where the host wrote them: the buffer is
+	// the call's from now on (the host allocates anew for every call),
+	// and args keeps it alive once inbox lets it go.
+	args := guestBytes(argsPtr, argsLen)
+	// inbox keeps its array, so a call's two allocations do not grow a
+	// new one each time.
+	clear(inbox)
+	inbox = inbox[:0]
 	lastResp = Dispatch(name, args)
 	return pack(lastResp)
 }

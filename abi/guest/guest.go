@@ -46,7 +46,6 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/toolhost/toolhost/abi/guest/abi"
@@ -220,13 +219,9 @@ func describe() []byte {
 // document. It is what toolhost_call does; it is exported so tools can be
 // unit-tested natively, without WebAssembly.
 func Dispatch(name string, args []byte) []byte {
-	resp := dispatch(name, args)
-	if resp.Error == nil && resp.Input == nil {
-		// Byte for byte what json.Marshal(resp) writes (the result is
-		// already compact, escaped JSON from json.Marshal), without
-		// building an encoder for abi.Response by reflection in every
-		// fresh instance, where each call is the first.
-		return slices.Concat([]byte(`{"result":`), resp.Result, []byte("}"))
+	doc, resp := dispatch(name, args)
+	if doc != nil {
+		return doc
 	}
 	b, err := json.Marshal(resp)
 	if err != nil {
@@ -235,26 +230,28 @@ func Dispatch(name string, args []byte) []byte {
 	return b
 }
 
-func dispatch(name string, args []byte) (resp abi.Response) {
-	defer beginCall()()
+// dispatch runs the named tool: a result as the whole response document
+// (doc), any other outcome as resp.
+func dispatch(name string, args []byte) (doc []byte, resp abi.Response) {
+	defer endCall(beginCall())
 	defer func() {
 		if r := recover(); r != nil {
 			// The stack goes to stderr (the host logs it); the message,
 			// which a model reads, stays short.
 			fmt.Fprintf(os.Stderr, "tool %s panicked: %v\n%s", name, r, debug.Stack())
-			resp = errorResponse(abi.KindInternal, fmt.Sprintf("tool %s panicked: %v", name, r), 0)
+			doc, resp = nil, errorResponse(abi.KindInternal, fmt.Sprintf("tool %s panicked: %v", name, r), 0)
 		}
 	}()
 	for _, t := range tools {
 		if t.spec.Name != name {
 			continue
 		}
-		return resultResponse(t.call(args))
+		return reply(t.call(args))
 	}
 	if result, ok, err := dispatchOffer(name, args); ok {
-		return resultResponse(result, err)
+		return reply(result, err)
 	}
-	return errorResponse(abi.KindSchema, fmt.Sprintf("this module has no tool %q", name), 0)
+	return nil, errorResponse(abi.KindSchema, fmt.Sprintf("this module has no tool %q", name), 0)
 }
 
 func fromError(err error) abi.Response {
@@ -280,15 +277,22 @@ func errorResponse(kind abi.ErrorKind, msg string, retryAfterMS int64) abi.Respo
 // is exported for native tests.
 func Manifest() []byte { return describe() }
 
-// resultResponse is a handler's outcome as the response: its error, or
-// its result encoded.
-func resultResponse(result any, err error) abi.Response {
+// resultEnvelope is the start of a result's response document.
+const resultEnvelope = `{"result":`
+
+// reply is a handler's outcome: a result as the whole response document,
+// or an error as the response. The document is byte for byte what
+// json.Marshal(abi.Response{Result: r}) writes (r is compact, escaped JSON
+// as json.Marshal writes it), without building an encoder for abi.Response
+// by reflection in every fresh instance, where each call is the first; and
+// in one buffer, which a small result fills without growing it.
+func reply(result any, err error) ([]byte, abi.Response) {
 	if err != nil {
-		return fromError(err)
+		return nil, fromError(err)
 	}
-	b, err := marshalResult(result)
+	doc, err := appendMarshal(append(make([]byte, 0, 128), resultEnvelope...), result)
 	if err != nil {
-		return errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
+		return nil, errorResponse(abi.KindInternal, "encoding result: "+err.Error(), 0)
 	}
-	return abi.Response{Result: b}
+	return append(doc, '}'), abi.Response{}
 }

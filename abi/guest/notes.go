@@ -34,26 +34,40 @@ type callState struct {
 	// (nil: the call answers no input request).
 	inputRead bool
 	input     *abi.InputResume
+	// ctx is the call's context, made when a handler first asks for it:
+	// most tools take none, and each call would pay two allocations.
+	ctx context.Context
 }
 
 type callKey struct{}
 
-// current is the call running now, nil between calls; callContext is
-// its context.
-var (
-	current     *callState
-	callContext = context.Background()
-)
+// current is the call running now, nil between calls.
+var current *callState
 
 // beginCall starts a call: Progress and Log report to it, and the
-// handlers of RegisterContext get its context, until the returned end.
-func beginCall() (end func()) {
-	c := &callState{}
-	current, callContext = c, context.WithValue(context.Background(), callKey{}, c)
-	return func() {
-		c.done = true
-		current, callContext = nil, context.Background()
+// handlers of RegisterContext get its context, until endCall.
+func beginCall() *callState {
+	current = &callState{}
+	return current
+}
+
+// endCall ends c: a context of it kept past the call reports nothing.
+func endCall(c *callState) {
+	c.done = true
+	current = nil
+}
+
+// callContext is the running call's context (context.Background()
+// outside a call).
+func callContext() context.Context {
+	c := current
+	if c == nil {
+		return context.Background()
 	}
+	if c.ctx == nil {
+		c.ctx = context.WithValue(context.Background(), callKey{}, c)
+	}
+	return c.ctx
 }
 
 // live reports whether notes made with ctx belong to the call running
@@ -95,5 +109,5 @@ func Log(ctx context.Context, level abi.LogLevel, msg string) {
 // RegisterContext is Register for a function that takes the call's
 // context first: pass it to Progress and Log.
 func RegisterContext[A, R any](name string, opts Options, fn func(context.Context, A) (R, error)) {
-	Register(name, opts, func(a A) (R, error) { return fn(callContext, a) })
+	Register(name, opts, func(a A) (R, error) { return fn(callContext(), a) })
 }

@@ -26,11 +26,18 @@ import (
 // whole, so its output and errors are encoding/json's.
 
 // marshalResult is json.Marshal(v).
-func marshalResult(v any) ([]byte, error) {
-	if b, ok := appendResult(nil, v); ok {
-		return b, nil
+func marshalResult(v any) ([]byte, error) { return appendMarshal(nil, v) }
+
+// appendMarshal appends json.Marshal(v) to b; on an error, b is as it was.
+func appendMarshal(b []byte, v any) ([]byte, error) {
+	if out, ok := appendResult(b, v); ok {
+		return out, nil
 	}
-	return json.Marshal(v)
+	m, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	return append(b, m...), nil
 }
 
 // appendResult appends v as json.Marshal would, or reports false when v
@@ -57,7 +64,12 @@ const maxDepth = 1000
 // typeEncoder stands for a type's encoder while it is built, so that a
 // recursive type's fields can refer to it; enc stays nil when the type
 // turns out to be beyond the writer.
-type typeEncoder struct{ enc encoder }
+type typeEncoder struct {
+	enc encoder
+	// bound is encode as a method value, made once: a method value made
+	// on each lookup is an allocation in every call's result.
+	bound encoder
+}
 
 func (e *typeEncoder) encode(b []byte, v reflect.Value, depth int) ([]byte, bool) {
 	if e.enc == nil {
@@ -77,18 +89,19 @@ func encoderFor(t reflect.Type) encoder {
 		if e == nil {
 			return nil
 		}
-		return e.encode
+		return e.bound
 	}
 	if encoders == nil {
 		encoders = make(map[reflect.Type]*typeEncoder)
 	}
 	e := &typeEncoder{}
+	e.bound = e.encode
 	encoders[t] = e
 	if e.enc = newEncoder(t); e.enc == nil {
 		encoders[t] = nil
 		return nil
 	}
-	return e.encode
+	return e.bound
 }
 
 // customised reports whether encoding/json would call a method of t's to
