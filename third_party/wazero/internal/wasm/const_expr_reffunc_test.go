@@ -36,3 +36,16 @@ func TestConstantExpression_refFuncIndex(t *testing.T) {
 		require.False(t, ok, "%x", e.Data)
 	}
 }
+
+// TestRefFuncIndices: a segment's FuncIndices are its "ref.func" indices
+// when every entry is one, and nil (instantiation reads entry by entry)
+// when any is not, or when it has none.
+func TestRefFuncIndices(t *testing.T) {
+	ref := func(n uint32) ConstantExpression {
+		return NewConstantExpressionFromOpcode(OpcodeRefFunc, leb128.EncodeUint32(n))
+	}
+	require.Equal(t, []Index{3, 200, 0}, refFuncIndices([]ConstantExpression{ref(3), ref(200), ref(0)}))
+	require.Nil(t, refFuncIndices(nil))
+	require.Nil(t, refFuncIndices([]ConstantExpression{ref(3), {Data: []byte{OpcodeRefNull, RefTypeFuncref.Kind(), OpcodeEnd}}}))
+	require.Nil(t, refFuncIndices([]ConstantExpression{{Data: []byte{OpcodeGlobalGet, 0, OpcodeEnd}}, ref(1)}))
+}

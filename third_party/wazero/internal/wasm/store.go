@@ -226,6 +226,15 @@ func (m *ModuleInstance) applyElements(elems []ElementSegment) {
 			for i := 0; i < len(elem.Init); i++ {
 				references[offset+uint32(i)] = Reference(0)
 			}
+		} else if elem.FuncIndices != nil {
+			refs := references[offset : offset+uint32(len(elem.FuncIndices))]
+			if e, ok := m.Engine.(functionInstanceReferencer); ok {
+				e.FunctionInstanceReferences(elem.FuncIndices, refs)
+				continue
+			}
+			for i, idx := range elem.FuncIndices {
+				refs[i] = m.Engine.FunctionInstanceReference(idx)
+			}
 		} else {
 			for i := range elem.Init {
 				init := &elem.Init[i]
@@ -241,6 +250,14 @@ func (m *ModuleInstance) applyElements(elems []ElementSegment) {
 			}
 		}
 	}
+}
+
+// functionInstanceReferencer is a ModuleEngine that makes the references
+// of many functions at once: FunctionInstanceReferences(indices, refs) is
+// refs[i] = FunctionInstanceReference(indices[i]) for each i, without an
+// interface call and a bookkeeping step per entry.
+type functionInstanceReferencer interface {
+	FunctionInstanceReferences(indices []Index, refs []Reference)
 }
 
 // validateData ensures that data segments are valid in terms of memory boundary.

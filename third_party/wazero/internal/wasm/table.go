@@ -74,6 +74,12 @@ type ElementSegment struct {
 
 	// Mode is the mode of this element segment.
 	Mode ElementMode
+
+	// FuncIndices, when every Init is a plain "ref.func N", holds each N,
+	// read once when the module is validated; nil otherwise. A Go guest's
+	// table holds thousands of functions: instantiation fills it from
+	// these without reading an expression per entry (see applyElements).
+	FuncIndices []Index
 }
 
 // IsActive returns true if the element segment is "active" mode which requires the runtime to initialize table
@@ -177,6 +183,8 @@ func (m *Module) validateTable(enabledFeatures api.CoreFeatures, tables []Table,
 				}
 			}
 		}
+
+		elem.FuncIndices = refFuncIndices(elem.Init)
 
 		if elem.IsActive() {
 			if len(tables) <= int(elem.TableIndex) {
@@ -318,4 +326,21 @@ func (t *TableInstance) Grow(delta uint32, initialRef Reference) (currentLen uin
 		copy(newRegion[i:], newRegion[:i])
 	}
 	return
+}
+
+// refFuncIndices returns the function index of each of init when every one
+// is a plain "ref.func N", and nil otherwise.
+func refFuncIndices(init []ConstantExpression) []Index {
+	if len(init) == 0 {
+		return nil
+	}
+	indices := make([]Index, len(init))
+	for i := range init {
+		idx, ok := init[i].refFuncIndex()
+		if !ok {
+			return nil
+		}
+		indices[i] = idx
+	}
+	return indices
 }

@@ -28,8 +28,12 @@ type (
 		// a Go guest's table has thousands, and one allocation each was
 		// most of a fresh instance's element initialization.
 		localFunctionInstances [][]functionInstance
-		importedFunctions      []importedFunction
-		listeners              []experimental.FunctionListener
+		// elementFunctionInstances holds those FunctionInstanceReferences
+		// made, one chunk per element segment; apart, so that they do not
+		// size localFunctionInstances' next chunk.
+		elementFunctionInstances [][]functionInstance
+		importedFunctions        []importedFunction
+		listeners                []experimental.FunctionListener
 	}
 
 	functionInstance struct {
@@ -343,6 +347,32 @@ func (m *moduleEngine) FunctionInstanceReference(funcIndex wasm.Index) wasm.Refe
 	return uintptr(unsafe.Pointer(lf))
 }
 
+// FunctionInstanceReferences is FunctionInstanceReference for each of
+// indices, into refs, with the local functions' instances in one chunk of
+// their own: what applyElements asks for a segment of plain "ref.func"s.
+func (m *moduleEngine) FunctionInstanceReferences(indices []wasm.Index, refs []wasm.Reference) {
+	src := m.module.Source
+	p := m.parent
+	imported := src.ImportFunctionCount
+	chunk := make([]functionInstance, len(indices))
+	m.elementFunctionInstances = append(m.elementFunctionInstances, chunk)
+	for i, funcIndex := range indices {
+		if funcIndex < imported {
+			refs[i] = m.FunctionInstanceReference(funcIndex)
+			continue
+		}
+		localIndex := funcIndex - imported
+		lf := &chunk[i]
+		*lf = functionInstance{
+			executable:             &p.executable[p.functionOffsets[localIndex]],
+			moduleContextOpaquePtr: m.opaquePtr,
+			typeID:                 m.module.TypeIDs[src.FunctionSection[localIndex]],
+			indexInModule:          funcIndex,
+		}
+		refs[i] = uintptr(unsafe.Pointer(lf))
+	}
+}
+
 // newFunctionInstance returns a zero functionInstance that lives as long as
 // m: the last chunk's next one, or the first of a new chunk. The first is
 // as large as the module's element segments (what applyElements asks for
@@ -372,12 +402,15 @@ func (m *moduleEngine) newFunctionInstance() *functionInstance {
 	return &(*chunk)[len(*chunk)-1]
 }
 
-// elementItems counts the items of the module's element segments: at most
-// the function instances its tables are filled with at instantiation.
+// elementItems counts the items of the module's element segments that
+// FunctionInstanceReferences does not fill: at most the function instances
+// newFunctionInstance makes at instantiation.
 func elementItems(m *wasm.Module) int {
 	n := 0
 	for i := range m.ElementSection {
-		n += len(m.ElementSection[i].Init)
+		if m.ElementSection[i].FuncIndices == nil {
+			n += len(m.ElementSection[i].Init)
+		}
 	}
 	return n
 }

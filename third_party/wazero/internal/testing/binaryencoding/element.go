@@ -23,6 +23,17 @@ func ensureElementKindFuncRef(r *bytes.Reader) error {
 //
 // https://www.w3.org/TR/2019/REC-wasm-core-1-20191205/#element-section%E2%91%A0
 func encodeElement(e *wasm.ElementSegment) (ret []byte) {
+	if e.Mode == wasm.ElementModeActive && e.TableIndex == 0 && !plainRefFuncs(e.Init) {
+		// Active on table 0 with expressions (WebAssembly 2.0, prefix 4):
+		// what a segment holding a ref.null or a global.get needs.
+		ret = append(ret, 4)
+		ret = append(ret, encodeConstantExpression(e.OffsetExpr)...)
+		ret = append(ret, leb128.EncodeUint32(uint32(len(e.Init)))...)
+		for _, expr := range e.Init {
+			ret = append(ret, encodeConstantExpression(expr)...)
+		}
+		return
+	}
 	if e.Mode == wasm.ElementModeActive {
 		ret = append(ret, leb128.EncodeInt32(int32(e.TableIndex))...)
 		ret = append(ret, encodeConstantExpression(e.OffsetExpr)...)
@@ -43,4 +54,14 @@ func encodeElement(e *wasm.ElementSegment) (ret []byte) {
 		panic("TODO: support encoding for non-active elements in bulk-memory-operations proposal")
 	}
 	return
+}
+
+// plainRefFuncs reports whether every one of init is a single ref.func.
+func plainRefFuncs(init []wasm.ConstantExpression) bool {
+	for _, expr := range init {
+		if len(expr.Data) == 0 || expr.Data[0] != wasm.OpcodeRefFunc {
+			return false
+		}
+	}
+	return true
 }
