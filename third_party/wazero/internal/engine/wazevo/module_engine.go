@@ -28,9 +28,10 @@ type (
 		// a Go guest's table has thousands, and one allocation each was
 		// most of a fresh instance's element initialization.
 		localFunctionInstances [][]functionInstance
-		// elementFunctionInstances holds those FunctionInstanceReferences
-		// made, one chunk per element segment; apart, so that they do not
-		// size localFunctionInstances' next chunk.
+		// elementFunctionInstances holds the instances
+		// FunctionInstanceReferences made, one chunk per element segment;
+		// apart, so that they do not size localFunctionInstances' next
+		// chunk.
 		elementFunctionInstances [][]functionInstance
 		importedFunctions        []importedFunction
 		listeners                []experimental.FunctionListener
@@ -375,8 +376,9 @@ func (m *moduleEngine) FunctionInstanceReferences(indices []wasm.Index, refs []w
 
 // newFunctionInstance returns a zero functionInstance that lives as long as
 // m: the last chunk's next one, or the first of a new chunk. The first is
-// as large as the module's element segments (what applyElements asks for
-// at instantiation, in one allocation), a later one twice the size of the
+// as large as the element segments FunctionInstanceReferences does not
+// fill (what applyElements asks for one by one at instantiation, then in
+// one allocation), a later one twice the size of the
 // last; none is larger than the module's local function count, as a Go
 // guest's table names nearly every function once. A reference is a
 // uintptr, so the chunks are what keeps each one alive; a chunk is never
