@@ -359,7 +359,9 @@ fleet-storm: build
 # is its own binary and starts every server itself. E2E_FLAGS adds flags
 # (-arms fresh,reuse, -d 5s, -rounds 5, -raw e2e.txt for benchstat;
 # -protocol 2025-11-25 or -floor-stateless to compare like with like:
-# toolhost serves the client's default 2026-07-28 statelessly).
+# toolhost serves the client's default 2026-07-28 statelessly; -server-procs 1
+# runs the servers at GOMAXPROCS=1, where one caller's rounds vary by a few
+# percent rather than tens).
 E2E_FLAGS ?=
 .PHONY: bench-e2e
 bench-e2e: build plugins

@@ -52,8 +52,19 @@ func run() error {
 	flag.StringVar(&clientVersion, "protocol", "", `the MCP revision the client asks for ("": the SDK client's own choice; toolhost serves 2026-07-28 statelessly, a request per short-lived session, and the floor with a session; 2025-11-25 gives both a session)`)
 	floorStateless := flag.Bool("floor-stateless", false, "serve the floor statelessly (a short-lived session per request), as toolhost serves 2026-07-28")
 	compare := flag.String("compare", "", `another toolhost binary: each arm also runs on it, as "ARM@base", in the same rounds (A/B of two builds, interleaved)`)
+	serverProcs := flag.Int("server-procs", 0, "GOMAXPROCS for the floor and every toolhost server (0: Go's default, one per CPU); the harness keeps its own. With 1, rounds at one caller vary far less (docs/BENCHMARKS.md, \"Issue 26, session 17\")")
 	flag.Parse()
 
+	if *serverProcs < 0 {
+		return fmt.Errorf("-server-procs %d: want 0 or more", *serverProcs)
+	}
+	if *serverProcs > 0 {
+		// The servers inherit the environment; this process read its
+		// own GOMAXPROCS when it started, so it keeps it.
+		if err := os.Setenv("GOMAXPROCS", strconv.Itoa(*serverProcs)); err != nil {
+			return err
+		}
+	}
 	cs, err := parseLevels(*levels)
 	if err != nil {
 		return err
@@ -125,6 +136,9 @@ func run() error {
 	ctx := context.Background()
 	if err := settle(ctx, servers); err != nil {
 		return err
+	}
+	if *serverProcs > 0 {
+		fmt.Printf("servers at GOMAXPROCS=%d\n", *serverProcs)
 	}
 	fmt.Printf("load before: %s", loadavg())
 	res := newResults()
