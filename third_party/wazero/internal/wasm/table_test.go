@@ -413,8 +413,39 @@ func TestModule_validateTable(t *testing.T) {
 
 			err = tc.input.validateTable(api.CoreFeaturesV1, tables, maxTableIndex)
 			require.NoError(t, err)
+
+			// Validation reads the indices of a segment of plain ref.funcs
+			// once, for applyElements (refFuncIndices says when).
+			for i := range tc.input.ElementSection {
+				elem := &tc.input.ElementSection[i]
+				require.Equal(t, refFuncIndices(elem.Init), elem.FuncIndices, "segment %d", i)
+			}
 		})
 	}
+}
+
+// TestModule_validateTable_FuncIndices: a validated module's segment of
+// plain ref.funcs carries their indices; one holding anything else does
+// not, and is filled entry by entry.
+func TestModule_validateTable_FuncIndices(t *testing.T) {
+	ref := func(n uint32) ConstantExpression {
+		return NewConstantExpressionFromOpcode(OpcodeRefFunc, leb128.EncodeUint32(n))
+	}
+	m := &Module{
+		TypeSection:     []FunctionType{{}},
+		TableSection:    []Table{{Min: 4, Type: RefTypeFuncref}},
+		FunctionSection: []Index{0, 0},
+		CodeSection:     []Code{codeEnd, codeEnd},
+		ElementSection: []ElementSegment{
+			{OffsetExpr: NewConstantExpressionFromI32(0), Init: []ConstantExpression{ref(1), ref(0)}, Type: RefTypeFuncref, Mode: ElementModeActive},
+			{OffsetExpr: NewConstantExpressionFromI32(2), Init: []ConstantExpression{ref(0), {Data: []byte{OpcodeRefNull, RefTypeFuncref.Kind(), OpcodeEnd}}}, Type: RefTypeFuncref, Mode: ElementModeActive},
+		},
+	}
+	_, _, _, tables, _, err := m.AllDeclarations()
+	require.NoError(t, err)
+	require.NoError(t, m.validateTable(api.CoreFeaturesV2, tables, 1))
+	require.Equal(t, []Index{1, 0}, m.ElementSection[0].FuncIndices)
+	require.Nil(t, m.ElementSection[1].FuncIndices)
 }
 
 func TestModule_validateTable_Errors(t *testing.T) {
