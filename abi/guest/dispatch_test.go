@@ -20,8 +20,9 @@ type benchCounts struct {
 	Bytes int `json:"bytes"`
 }
 
-// registerBench registers bench.count once, when a benchmark asks: a tool
-// registered at init would be in every test's manifest.
+// registerBench registers bench.count once, when the benchmark or the
+// allocation test first asks; the package's other tests find their own
+// tools by name, since registration is for the whole process.
 var registerBench = sync.OnceFunc(func() {
 	guest.Register("bench.count", guest.Options{Idempotent: true, ReadOnly: true}, func(a benchArgs) (benchCounts, error) {
 		return benchCounts{Words: len(strings.Fields(a.Text)), Lines: strings.Count(a.Text, "\n") + 1,
