@@ -14,9 +14,7 @@ import (
 // channel). Two calls at once must close the streams once: with a
 // check-then-close, some round of these closes twice.
 func TestCloseStreamsConcurrently(t *testing.T) {
-	if !overlap.Possible() {
-		t.Skip("needs two Ps for the calls to overlap")
-	}
+	overlap.Need(t)
 	bus := events.NewBus(nil)
 	for range 2000 {
 		c := console.New(console.Options{Sources: console.Sources{Events: bus}})

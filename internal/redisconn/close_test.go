@@ -11,9 +11,7 @@ import (
 // closed the channel twice and panicked). Open does not dial, so no Redis
 // is needed.
 func TestCloseConcurrently(t *testing.T) {
-	if !overlap.Possible() {
-		t.Skip("needs two Ps for the calls to overlap")
-	}
+	overlap.Need(t)
 	for range 2000 {
 		c, err := redisconn.Open(redisconn.Options{URL: "redis://127.0.0.1:1/0"})
 		if err != nil {

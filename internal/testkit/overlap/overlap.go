@@ -6,12 +6,17 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"testing"
 )
 
-// Possible reports whether two goroutines can run at once here
-// (GOMAXPROCS of at least 2); a test that needs Run to overlap skips
-// without it.
-func Possible() bool { return runtime.GOMAXPROCS(0) >= 2 }
+// Need skips t unless two goroutines can run at once here (GOMAXPROCS of
+// at least 2): without that, Run's calls never overlap.
+func Need(t testing.TB) {
+	t.Helper()
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps for the calls to overlap")
+	}
+}
 
 // Run calls a on a new goroutine and b on the caller's, released within
 // nanoseconds of each other, and returns once both have returned. The
